@@ -1,0 +1,140 @@
+"""Per-game kernel modules, generated as small files so they load from Numba's on-disk cache.
+
+Engine-side kernels (the shared step semantics, batched playouts, later the collection loops)
+are generic over the game but must call the game's rules *statically*: Numba inlines a global
+dispatcher it can see at compile time, while closures, dispatchers passed as arguments and
+jitclasses never load from the cache (design.md §2, §4).  So for each game we write a module
+file::
+
+    <cache_dir>/generated/<name>_<hash>.py
+        from reinfors._gamefns import connect4_step_<h> as G_step   # header, one line per role
+        ...
+        <reinfors/jit/game_kernels.tmpl>                            # body
+
+The game's njit functions are published as attributes of the holder module
+``reinfors._gamefns`` (so the header can import them whether they live in a package, a script or
+a notebook cell), and the file name embeds a hash over the template, the header and the source
+of every game function plus the simple globals it reads.  Editing a game therefore produces a new
+file (a cold compile), and an unchanged game reuses the cached machine code across processes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import os
+import sys
+import threading
+import types
+from pathlib import Path
+
+import numpy as np
+
+from reinfors.jit import _compile
+from reinfors.jit.games import _defaults
+
+_TEMPLATE = Path(_compile.__file__).resolve().parent / "game_kernels.tmpl"
+
+ROLES = (
+    "init",
+    "step",
+    "legal",
+    "active",
+    "is_terminal",
+    "encode",
+    "chance_pending",
+    "chance_outcomes",
+    "apply_chance",
+    "info_key",
+)
+
+# Holder module whose attributes are the game functions the generated headers import.
+_HOLDER_NAME = "reinfors._gamefns"
+_holder = sys.modules.get(_HOLDER_NAME)
+if _holder is None:
+    _holder = types.ModuleType(_HOLDER_NAME, "Game functions bound by generated kernel modules.")
+    sys.modules[_HOLDER_NAME] = _holder
+
+_lock = threading.Lock()
+_loaded: dict[str, types.ModuleType] = {}
+
+
+def _py_func(fn):
+    return getattr(fn, "py_func", fn)
+
+
+def _fn_fingerprint(fn, h, seen) -> None:
+    """Feed the source of ``fn`` and the simple globals it reads (recursively for njit callees)."""
+    pf = _py_func(fn)
+    if id(pf) in seen:
+        return
+    seen.add(id(pf))
+    try:
+        h.update(inspect.getsource(pf).encode())
+    except (OSError, TypeError):
+        h.update(pf.__code__.co_code)
+        h.update(repr(pf.__code__.co_consts).encode())
+    g = getattr(pf, "__globals__", {})
+    for name in pf.__code__.co_names:
+        if name not in g:
+            continue
+        v = g[name]
+        h.update(name.encode())
+        if isinstance(v, np.ndarray):
+            h.update(str(v.dtype).encode() + repr(v.shape).encode() + v.tobytes())
+        elif isinstance(v, (int, float, bool, str, bytes, tuple, type(None), np.generic)):
+            h.update(repr(v).encode())
+        elif hasattr(v, "py_func"):
+            _fn_fingerprint(v, h, seen)
+        elif isinstance(v, types.ModuleType):
+            h.update(v.__name__.encode())
+
+
+def kernel_module(name: str, fns: dict, n_actions: int) -> types.ModuleType:
+    """Generate (or reuse) and import the kernel module for one game.
+
+    ``fns`` maps each role in :data:`ROLES` to an njit dispatcher (missing optional roles get
+    the defaults of ``reinfors.jit.games._defaults``).  Returns the imported module.
+    """
+    fns = dict(fns)
+    for role in ("chance_pending", "chance_outcomes", "apply_chance", "info_key"):
+        if fns.get(role) is None:
+            fns[role] = getattr(_defaults, role)
+    template = _TEMPLATE.read_text()
+    h = hashlib.sha256(template.encode())
+    h.update(f"{name}|{n_actions}".encode())
+    for role in ROLES:
+        h.update(role.encode())
+        _fn_fingerprint(fns[role], h, set())
+    digest = h.hexdigest()[:16]
+    safe = "".join(c if c.isalnum() else "_" for c in name)[:40] or "game"
+    mod_name = f"{safe}_{digest}"
+    with _lock:
+        mod = _loaded.get(mod_name)
+        if mod is not None:
+            return mod
+        lines = [
+            f'"""Generated reinfors kernels for game {name!r} (hash {digest}); do not edit."""',
+            "",
+        ]
+        for role in ROLES:
+            attr = f"{mod_name}__{role}"
+            setattr(_holder, attr, fns[role])
+            lines.append(f"from reinfors._gamefns import {attr} as G_{role}")
+        lines.append(f"N_ACTIONS = {int(n_actions)}")
+        source = "\n".join(lines) + "\n" + template
+        gen_dir = _compile.cache_dir() / "generated"
+        gen_dir.mkdir(parents=True, exist_ok=True)
+        _compile.register_cache_root(gen_dir)
+        path = gen_dir / f"{mod_name}.py"
+        if not path.exists() or path.read_text() != source:
+            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_text(source)
+            os.replace(tmp, path)
+        spec = importlib.util.spec_from_file_location(f"reinfors._generated.{mod_name}", path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
+        spec.loader.exec_module(mod)
+        _loaded[mod_name] = mod
+        return mod

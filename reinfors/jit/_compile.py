@@ -1,0 +1,238 @@
+"""The whole Numba compile policy of reinfors, in one place.
+
+* Decorator presets: :func:`kernel` (cached, ``nogil``) for every kernel in ``reinfors.jit`` and
+  :func:`leaf` for tiny hot helpers that may carry an explicit signature.
+* The on-disk cache lives in a directory keyed by the package version **and** a digest of the
+  ``reinfors/jit`` sources.  Numba keys a cache entry on the defining file only, so an edit to a
+  callee in another file would otherwise be served stale (measured, design.md §4).  The key makes
+  every source edit a fresh cache.
+* When the package directory is read-only (a system site-packages), the cache falls back to a user
+  cache directory instead of failing with Numba's "no locator" error.
+* Compile seconds are measurable: :func:`compile_seconds` sums Numba's own compile events.
+
+Environment switches (each warns when it deviates from the default):
+
+``REINFORS_CACHE=0``         disable the on-disk cache (every process compiles cold)
+``REINFORS_CACHE_DIR=path``  put the cache under ``path`` instead of the package directory
+``REINFORS_FASTMATH=1``      compile kernels with ``fastmath`` (changes floating-point results)
+``REINFORS_BOUNDSCHECK=1``   compile kernels with bounds checking (slow; for debugging)
+
+This module imports only the standard library, numpy and numba, like the rest of ``reinfors.jit``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+import numba
+from numba.core import caching as _caching
+from numba.core import event as _event
+
+__all__ = [
+    "CACHE_ENABLED",
+    "FASTMATH",
+    "BOUNDSCHECK",
+    "kernel",
+    "leaf",
+    "cache_dir",
+    "register_cache_root",
+    "compile_seconds",
+    "source_digest",
+]
+
+_PKG_VERSION = "0.4.0"
+_JIT_DIR = Path(__file__).resolve().parent
+
+
+def _flag(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    value = raw.strip().lower() not in ("0", "false", "no", "off")
+    if value != default:
+        warnings.warn(
+            f"{name}={raw!r} deviates from the default ({int(default)}); kernels compile accordingly",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return value
+
+
+CACHE_ENABLED = _flag("REINFORS_CACHE", True)
+FASTMATH = _flag("REINFORS_FASTMATH", False)
+BOUNDSCHECK = _flag("REINFORS_BOUNDSCHECK", False)
+
+
+def source_digest() -> str:
+    """Hex digest (16 chars) over every ``.py`` / ``.tmpl`` file under ``reinfors/jit`` (path + bytes)."""
+    h = hashlib.sha256()
+    for path in sorted([*_JIT_DIR.rglob("*.py"), *_JIT_DIR.rglob("*.tmpl")]):
+        h.update(str(path.relative_to(_JIT_DIR)).encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def _writable(path: Path) -> bool:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=path, prefix=".probe", delete=True)
+        probe.close()
+        return True
+    except OSError:
+        return False
+
+
+def _user_cache_base() -> Path:
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "reinfors"
+
+
+def _choose_cache_dir() -> Path:
+    key = f"v{_PKG_VERSION}-py{sys.version_info[0]}{sys.version_info[1]}-nb{numba.__version__}-{source_digest()}"
+    explicit = os.environ.get("REINFORS_CACHE_DIR")
+    candidates = []
+    if explicit:
+        candidates.append(Path(explicit).expanduser() / key)
+    candidates.append(_JIT_DIR.parent / "__jitcache__" / key)
+    candidates.append(_user_cache_base() / key)
+    candidates.append(Path(tempfile.gettempdir()) / f"reinfors-{os.getuid() if hasattr(os, 'getuid') else 0}" / key)
+    for cand in candidates:
+        if _writable(cand):
+            return cand
+    raise RuntimeError(f"reinfors: no writable Numba cache directory among {candidates}")
+
+
+_CACHE_DIR: Path | None = None
+
+
+def cache_dir() -> Path:
+    """The versioned, source-keyed directory that holds every reinfors Numba cache file."""
+    global _CACHE_DIR
+    if _CACHE_DIR is None:
+        _CACHE_DIR = _choose_cache_dir()
+    return _CACHE_DIR
+
+
+# Source trees whose functions cache under cache_dir(): the package itself plus directories of
+# generated kernel modules (registered by the runtime when it writes one).
+_ROOTS: list[Path] = [_JIT_DIR.parent]
+
+
+def register_cache_root(path: str | os.PathLike) -> None:
+    """Cache functions defined in files under ``path`` in :func:`cache_dir` as well."""
+    p = Path(path).resolve()
+    if p not in _ROOTS:
+        _ROOTS.append(p)
+
+
+class _ReinforsLocator(_caching._CacheLocator):
+    """Numba cache locator for reinfors sources: ``cache_dir()/<relative path of the source>``."""
+
+    def __init__(self, py_func, py_file):
+        self._py_file = py_file
+        path = Path(py_file).resolve()
+        for root in _ROOTS:
+            try:
+                rel = path.relative_to(root)
+                break
+            except ValueError:
+                continue
+        else:  # pragma: no cover - from_function filters first
+            raise ValueError(py_file)
+        self._cache_path = str(cache_dir() / root.name / rel.parent / rel.stem)
+
+    def ensure_cache_path(self):
+        os.makedirs(self._cache_path, exist_ok=True)
+        tempfile.TemporaryFile(dir=self._cache_path).close()
+
+    def get_cache_path(self):
+        return self._cache_path
+
+    def get_source_stamp(self):
+        st = os.stat(self._py_file)
+        return st.st_mtime, st.st_size
+
+    def get_disambiguator(self):
+        return ""
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if not py_file or not os.path.exists(py_file):
+            return None
+        path = Path(py_file).resolve()
+        for root in _ROOTS:
+            if root == path or root in path.parents:
+                return cls(py_func, py_file)
+        return None
+
+
+_CACHE_IMPL = getattr(_caching, "CacheImpl", None) or getattr(_caching, "_CacheImpl")
+if _ReinforsLocator not in _CACHE_IMPL._locator_classes:
+    _CACHE_IMPL._locator_classes.insert(0, _ReinforsLocator)
+
+
+def kernel(fn=None, **overrides):
+    """Decorator preset for reinfors kernels: ``njit(cache, nogil)`` under the module's policy.
+
+    Use bare (``@kernel``) or with Numba options (``@kernel(inline="always")``).
+    """
+    opts = dict(cache=CACHE_ENABLED, nogil=True, fastmath=FASTMATH, boundscheck=BOUNDSCHECK)
+    opts.update(overrides)
+    if fn is None:
+        return lambda f: numba.njit(**opts)(f)
+    return numba.njit(**opts)(fn)
+
+
+def leaf(signature=None, **overrides):
+    """Decorator preset for tiny hot helpers (RNG, hashing, row copies); optional explicit signature."""
+    opts = dict(cache=CACHE_ENABLED, nogil=True, fastmath=FASTMATH, boundscheck=BOUNDSCHECK)
+    opts.update(overrides)
+
+    def deco(f):
+        if signature is None:
+            return numba.njit(**opts)(f)
+        return numba.njit(signature, **opts)(f)
+
+    return deco
+
+
+class _CompileClock(_event.Listener):
+    """Accumulates wall seconds of every Numba compilation in this process."""
+
+    def __init__(self):
+        self.seconds = 0.0
+        self.count = 0
+        self._depth = 0
+        self._start = 0.0
+
+    def on_start(self, event):
+        import time
+
+        if self._depth == 0:
+            self._start = time.perf_counter()
+        self._depth += 1
+
+    def on_end(self, event):
+        import time
+
+        self._depth -= 1
+        if self._depth == 0:
+            self.seconds += time.perf_counter() - self._start
+            self.count += 1
+
+
+_CLOCK = _CompileClock()
+_event.register("numba:compile", _CLOCK)
+
+
+def compile_seconds() -> float:
+    """Wall seconds spent compiling (not loading from cache) Numba functions in this process."""
+    return _CLOCK.seconds

@@ -1,0 +1,53 @@
+"""The njit game contract: the state-row header and the shared step semantics.
+
+A game is a module (or namespace) of njit functions over one fixed-width ``int64`` state row plus
+an ``int64`` parameter row (see ``tictactoe.py`` for the annotated template).  The first
+``HEADER`` words of every state row belong to the shared semantics below, never to the game's
+own bookkeeping::
+
+    state: [state_size] int64
+    ┌─────────┬─────────┬───────────┬─────────┬──────────────────────────────┐
+    │ 0 TICKS │ 1 DONE  │ 2 HORIZON │ 3 spare │ 4 … state_size-1: game words │
+    └─────────┴─────────┴───────────┴─────────┴──────────────────────────────┘
+
+``TICKS``   completed steps this episode (incremented *before* the game's ``step`` runs, so a
+            game may read the tick it is completing, e.g. to emit truncation events).
+``DONE``    ``RUNNING`` (0), ``TERMINAL`` (1, the game ended by its rules) or ``TRUNCATED``
+            (2, the horizon was reached first).
+``HORIZON`` the truncation horizon in ticks (0 = none), copied from the game at reset.
+
+The shared semantics, written once for every game (pgx's template-method ``Env.step``):
+
+* a finished state has no active agents and an all-zero legal mask;
+* stepping validates the joint action first and leaves the state untouched when it is illegal;
+* after the game's ``step``, ``DONE`` becomes ``TERMINAL`` when the game says so, else
+  ``TRUNCATED`` when ``TICKS`` reached ``HORIZON``;
+* pending chance (a deal, a food placement) is resolved by the caller's RNG after reset and after
+  each step, one outcome at a time, so searches can instead resample, commit or expand it.
+
+These functions are generic over the game: each engine-side kernel module is generated per game
+(``reinfors/_runtime/codegen.py``) and calls them with the game's functions bound statically.
+"""
+
+from __future__ import annotations
+
+TICKS = 0
+DONE = 1
+HORIZON = 2
+HEADER = 4
+
+RUNNING = 0
+TERMINAL = 1
+TRUNCATED = 2
+
+# Required exports of a game module, with their kinds (checked by reinfors.games.from_module).
+REQUIRED_CONSTANTS = ("NAME", "N_ACTIONS", "REWARD_KEYS", "REWARD_DEFAULTS")
+REQUIRED_FUNCTIONS = (
+    "init",
+    "step",
+    "legal",
+    "active",
+    "is_terminal",
+    "encode",
+)
+OPTIONAL_FUNCTIONS = ("chance_pending", "chance_outcomes", "apply_chance", "info_key")

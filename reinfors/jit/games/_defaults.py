@@ -1,0 +1,32 @@
+"""Default njit implementations of the optional game exports (chance-free, perfect information).
+
+The kernel generator binds these when a game module does not define its own.
+"""
+
+from __future__ import annotations
+
+from reinfors.jit._compile import kernel
+
+
+@kernel
+def chance_pending(params, state):
+    """A chance-free game never has pending chance."""
+    return False
+
+
+@kernel
+def chance_outcomes(params, state, probs):
+    """No outcomes: a chance-free game is never asked."""
+    return 0
+
+
+@kernel
+def apply_chance(params, state, outcome):
+    """Nothing to apply in a chance-free game."""
+    return None
+
+
+@kernel
+def info_key(params, state, agent, out):
+    """Perfect-information games declare no information states: length -1."""
+    return -1

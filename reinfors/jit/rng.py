@@ -1,0 +1,164 @@
+"""Counter-based per-slot random numbers on explicit ``uint64`` state rows.
+
+There is no global RNG inside reinfors kernels: every consumer owns a state row
+``rng: [RNG_WIDTH] uint64`` (a slot's row of a ``[n_slots, RNG_WIDTH]`` array, or an Env's own
+row) and passes it in.  Results therefore depend only on the row, never on which thread ran the
+kernel or when.
+
+The generator is SplitMix64 (Steele, Lea & Flood 2014): one 64-bit counter advanced by the
+golden-ratio increment, output through a 64-bit finaliser.  ``derive(seed, a, b)`` builds
+independent streams for ``(seed, slot, episode)``-style coordinates by mixing them through the
+same finaliser.
+
+All arithmetic is explicit ``uint64``: Numba silently promotes ``uint64 op int64`` to ``int64``
+(and then ``w >> 63`` is ``-1``), so every constant below is a ``np.uint64``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._compile import kernel, leaf
+
+RNG_WIDTH = 1  # uint64 words per state row
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30 = np.uint64(30)
+_S27 = np.uint64(27)
+_S31 = np.uint64(31)
+_S11 = np.uint64(11)
+_ONE = np.uint64(1)
+_INV53 = 1.0 / 9007199254740992.0  # 2**-53
+
+
+@leaf()
+def mix64(z):
+    """SplitMix64 finaliser: a bijective 64-bit mix of ``z`` (uint64 → uint64)."""
+    z = np.uint64(z)
+    z = (z ^ (z >> _S30)) * _M1
+    z = (z ^ (z >> _S27)) * _M2
+    return z ^ (z >> _S31)
+
+
+@leaf()
+def derive(seed, a, b):
+    """Stream start for coordinates ``(seed, a, b)``; distinct coordinates give independent streams."""
+    z = mix64(np.uint64(seed) ^ _GOLDEN)
+    z = mix64(z ^ (np.uint64(a) * _M1 + _GOLDEN))
+    return mix64(z ^ (np.uint64(b) * _M2 + _ONE))
+
+
+@leaf()
+def seed_row(rng, seed, a, b):
+    """Write the start of stream ``(seed, a, b)`` into ``rng: [RNG_WIDTH] uint64`` (in place)."""
+    rng[0] = derive(seed, a, b)
+
+
+@leaf()
+def next_u64(rng):
+    """Advance ``rng`` (in place) and return the next uniformly distributed ``uint64``."""
+    s = rng[0] + _GOLDEN
+    rng[0] = s
+    return mix64(s)
+
+
+@leaf()
+def uniform(rng):
+    """A float64 uniform on ``[0, 1)`` with 53 random bits; advances ``rng``."""
+    return np.float64(next_u64(rng) >> _S11) * _INV53
+
+
+@leaf()
+def randbelow(rng, n):
+    """A uniform integer in ``[0, n)`` for ``n >= 1`` (Lemire's unbiased rejection); advances ``rng``."""
+    un = np.uint64(n)
+    if un <= _ONE:
+        return 0
+    # threshold = 2**64 mod n, computed without 128-bit arithmetic.
+    threshold = (np.uint64(0) - un) % un
+    while True:
+        x = next_u64(rng)
+        if x >= threshold:
+            return np.int64(x % un)
+
+
+@kernel
+def categorical(rng, probs, n):
+    """Sample an index in ``[0, n)`` with weights ``probs[:n]`` (non-negative, any scale).
+
+    Falls back to the last positive-weight index when rounding leaves the draw unassigned, and to a
+    uniform draw when every weight is zero.
+    """
+    total = 0.0
+    for i in range(n):
+        total += probs[i]
+    if not total > 0.0:
+        return randbelow(rng, n)
+    u = uniform(rng) * total
+    acc = 0.0
+    last = 0
+    for i in range(n):
+        if probs[i] > 0.0:
+            last = i
+            acc += probs[i]
+            if u < acc:
+                return i
+    return last
+
+
+@kernel
+def standard_normal(rng):
+    """A standard normal draw (Marsaglia polar method); advances ``rng``."""
+    while True:
+        u = 2.0 * uniform(rng) - 1.0
+        v = 2.0 * uniform(rng) - 1.0
+        s = u * u + v * v
+        if 0.0 < s < 1.0:
+            return u * np.sqrt(-2.0 * np.log(s) / s)
+
+
+@kernel
+def _gamma_ge1(rng, alpha):
+    """A Gamma(alpha, 1) draw for ``alpha >= 1`` (Marsaglia & Tsang 2000)."""
+    d = alpha - 1.0 / 3.0
+    c = 1.0 / np.sqrt(9.0 * d)
+    while True:
+        x = standard_normal(rng)
+        v = 1.0 + c * x
+        if v <= 0.0:
+            continue
+        v = v * v * v
+        u = uniform(rng)
+        if u < 1.0 - 0.0331 * x * x * x * x:
+            return d * v
+        if np.log(u) < 0.5 * x * x + d * (1.0 - v + np.log(v)):
+            return d * v
+
+
+@kernel
+def gamma(rng, alpha):
+    """A Gamma(alpha, 1) draw for ``alpha > 0``; ``alpha < 1`` uses the ``U**(1/alpha)`` boost."""
+    if alpha >= 1.0:
+        return _gamma_ge1(rng, alpha)
+    u = uniform(rng)
+    while u <= 0.0:
+        u = uniform(rng)
+    return _gamma_ge1(rng, alpha + 1.0) * u ** (1.0 / alpha)
+
+
+@kernel
+def dirichlet(rng, alpha, out, n):
+    """Write a symmetric Dirichlet(alpha) draw of size ``n`` into ``out[:n]`` (float64, in place)."""
+    total = 0.0
+    for i in range(n):
+        g = gamma(rng, alpha)
+        out[i] = g
+        total += g
+    if total > 0.0:
+        for i in range(n):
+            out[i] /= total
+    else:
+        for i in range(n):
+            out[i] = 1.0 / n
