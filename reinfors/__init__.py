@@ -1,0 +1,65 @@
+"""reinfors — reinforcement-learning training data at native speed (Numba build).
+
+Compose a rollout from a game, a reward, a policy and a learner; drive single games with
+``Env``.  The public surface matches reinfors 0.4.0 (the Rust + PyO3 original), so switching is
+one install line::
+
+    import reinfors as rf
+    game = rf.games.Connect4()
+    env = rf.Env(game, rf.Reward(win=1.0, loss=-1.0), seed=0)
+    env.step({0: 3})
+
+Games are njit kernels over fixed-width state rows (``reinfors/jit/games``); your own games,
+written as ``@njit`` functions in a file or notebook, run through the same machinery
+(``rf.games.custom`` / ``rf.games.from_module``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import encoders, games, spaces
+from .env import Env, EnvSnapshot
+from .rewards import Reward
+
+__version__ = "0.4.0"
+
+
+def core_version() -> str:
+    """The library version (``rf.__version__ == rf.core_version()``)."""
+    return __version__
+
+
+def build_info() -> dict[str, Any]:
+    """Build identity: ``git_sha``, ``git_dirty``, ``git_tag``, ``profile``, ``version``."""
+    from ._buildinfo import build_info as _bi
+
+    return _bi(__version__)
+
+
+def make_game(name: str, **kwargs: Any) -> games.GameHandle:
+    """Construct a game handle by name (see :func:`registered_games`)."""
+    return games.make(name, **kwargs)
+
+
+def registered_games() -> list[str]:
+    """Sorted registered game names."""
+    return games.registered()
+
+
+from . import _reinfors, testing  # noqa: E402  (alias module and conformance helpers)
+
+__all__ = [
+    "Env",
+    "EnvSnapshot",
+    "Reward",
+    "_reinfors",
+    "build_info",
+    "core_version",
+    "encoders",
+    "games",
+    "make_game",
+    "registered_games",
+    "spaces",
+    "testing",
+]

@@ -1,0 +1,330 @@
+"""``rf.Env`` — a caller-driven single game, and its snapshots.
+
+``Env`` is the inverse of ``Engine``: you supply each tick's actions.  It runs the game's njit
+rules through the shared step semantics of the game's generated kernel module, so what an Env
+does is exactly what the engine's workers do.  Python-level work here is per call (validation,
+error messages, event payloads); the rules run natively.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+
+import numpy as np
+
+from ._validate import as_unsigned
+from .games import GameHandle
+from .jit import rng as _rng
+from .jit.games._contract import DONE, RUNNING, TICKS
+from .rewards import Reward
+from .spaces import Box
+
+__all__ = ["Env", "EnvSnapshot"]
+
+_ENV_SCHEMA = 2
+_ENV_MAGIC = b"RFES"
+_ENV_LAYOUT = 1
+
+
+def canonical_fingerprint(config: dict) -> str:
+    """SHA-256 (64 lowercase hex chars) over the canonical JSON bytes of ``config``."""
+    blob = json.dumps(config, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+    return hashlib.sha256(blob).hexdigest()
+
+
+def _agent(env_players: int, agent) -> int:
+    a = as_unsigned("agent", agent)
+    if a >= env_players:
+        raise ValueError(f"agent {a} out of range for a {env_players}-agent game")
+    return a
+
+
+class EnvSnapshot:
+    """An opaque, restorable Env capture: game state row, chance RNG, terminal status, ticks.
+
+    ``to_bytes`` / ``from_bytes`` use a fixed little-endian layout (no pickle); every field is
+    validated while decoding and again, against the game, on ``Env.restore``.
+    """
+
+    __slots__ = ("_fingerprint", "_state", "_rng")
+
+    def __init__(self, fingerprint: str, state: np.ndarray, rng: np.ndarray):
+        self._fingerprint = fingerprint
+        self._state = np.array(state, dtype=np.int64, copy=True)
+        self._rng = np.array(rng, dtype=np.uint64, copy=True)
+        self._state.setflags(write=False)
+        self._rng.setflags(write=False)
+
+    @property
+    def fingerprint(self) -> str:
+        """The composition fingerprint (equals ``Env.config_fingerprint()`` of the source Env)."""
+        return self._fingerprint
+
+    @property
+    def schema_version(self) -> int:
+        return _ENV_SCHEMA
+
+    def to_bytes(self) -> bytes:
+        """``RFES | schema u8 | fp_len u32 | fp | layout u32 | n u32 | state i64*n | w u32 | rng u64*w``."""
+        fp = self._fingerprint.encode("ascii")
+        return b"".join(
+            [
+                _ENV_MAGIC,
+                struct.pack("<BI", _ENV_SCHEMA, len(fp)),
+                fp,
+                struct.pack("<II", _ENV_LAYOUT, self._state.size),
+                self._state.astype("<i8").tobytes(),
+                struct.pack("<I", self._rng.size),
+                self._rng.astype("<u8").tobytes(),
+            ]
+        )
+
+    @staticmethod
+    def from_bytes(data) -> EnvSnapshot:
+        """Decode :meth:`to_bytes` output; anything malformed is a ``ValueError``."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"argument 'data': '{type(data).__name__}' object cannot be converted to 'PyBytes'")
+        r = _Reader(bytes(data), "EnvSnapshot")
+        if r.take(4) != _ENV_MAGIC:
+            raise ValueError("invalid EnvSnapshot: bad magic")
+        schema, fp_len = r.unpack("<BI")
+        if schema != _ENV_SCHEMA:
+            raise ValueError(f"invalid EnvSnapshot: unsupported schema_version {schema} (this build reads {_ENV_SCHEMA})")
+        if fp_len != 64:
+            raise ValueError(f"invalid EnvSnapshot: fingerprint length {fp_len} (expected 64)")
+        fp = r.fingerprint()
+        (layout, n) = r.unpack("<II")
+        if layout != _ENV_LAYOUT:
+            raise ValueError(f"invalid EnvSnapshot: unsupported layout version {layout}")
+        state = np.frombuffer(r.take(8 * n), dtype="<i8").astype(np.int64)
+        (w,) = r.unpack("<I")
+        if w != _rng.RNG_WIDTH:
+            raise ValueError(f"invalid EnvSnapshot: rng width {w} disagrees with this build ({_rng.RNG_WIDTH})")
+        rng = np.frombuffer(r.take(8 * w), dtype="<u8").astype(np.uint64)
+        r.finish()
+        return EnvSnapshot(fp, state, rng)
+
+    def __repr__(self) -> str:
+        return f"EnvSnapshot(fingerprint={self._fingerprint[:12]}…, ticks={int(self._state[TICKS]) if self._state.size else 0})"
+
+
+class _Reader:
+    """Bounds-checked little-endian reader for snapshot envelopes."""
+
+    def __init__(self, data: bytes, what: str):
+        self.data, self.pos, self.what = data, 0, what
+
+    def take(self, n: int) -> bytes:
+        if n < 0 or self.pos + n > len(self.data):
+            raise ValueError(f"invalid {self.what}: truncated")
+        out = self.data[self.pos : self.pos + n]
+        self.pos += n
+        return out
+
+    def unpack(self, fmt: str):
+        return struct.unpack(fmt, self.take(struct.calcsize(fmt)))
+
+    def fingerprint(self) -> str:
+        raw = self.take(64)
+        try:
+            fp = raw.decode("ascii")
+        except UnicodeDecodeError:
+            raise ValueError(f"invalid {self.what}: fingerprint is not hex") from None
+        if any(c not in "0123456789abcdef" for c in fp):
+            raise ValueError(f"invalid {self.what}: fingerprint is not hex")
+        return fp
+
+    def finish(self) -> None:
+        if self.pos != len(self.data):
+            raise ValueError(f"invalid {self.what}: trailing bytes")
+
+
+class Env:
+    """A caller-driven single-game instance: ``Env(game, reward=None, seed=0)``.
+
+    ``reward=None`` builds a reward-free Env (``rewards`` stays None); pass ``rf.Reward(...)``
+    (or ``rf.Reward()`` for the game's defaults) to get per-agent rewards after each step.
+    ``seed`` (u64) seeds the chance stream (deals, food placement, random starts).
+    """
+
+    def __init__(self, game: GameHandle, reward: Reward | None = None, seed: int = 0):
+        if not isinstance(game, GameHandle):
+            raise TypeError(f"argument 'game': '{type(game).__name__}' object cannot be converted to 'GameHandle'")
+        if reward is not None and not isinstance(reward, Reward):
+            raise TypeError(f"argument 'reward': '{type(reward).__name__}' object cannot be converted to 'Reward'")
+        seed = as_unsigned("seed", seed)
+        self._game = game
+        d = self._def = game._def
+        self._reward = reward
+        self._weights_map = None if reward is None else reward._resolve(d.reward_keys, d.reward_defaults)
+        weights = self._weights_map or dict(zip(d.reward_keys, d.reward_defaults))
+        self._weights = np.array([weights[k] for k in d.reward_keys], dtype=np.float64)
+        self._k = d.kernels
+        self._state = np.zeros(d.state_size, np.int64)  # [state_size] int64
+        self._rng = np.zeros(_rng.RNG_WIDTH, np.uint64)  # [1] uint64 chance stream
+        _rng.seed_row(self._rng, seed, 0, 0)
+        self._amounts = np.zeros((d.n_players, len(d.reward_keys)), np.float64)  # [N, keys]
+        self._probs = np.zeros(max(1, d.max_chance), np.float64)  # [max_chance] scratch
+        self._mask = np.zeros(d.n_actions, np.uint8)  # [A] scratch
+        self._agents = np.zeros(d.n_players, np.int64)  # [N] scratch
+        self._actions = np.zeros(d.n_players, np.int64)  # [N] joint action
+        self._rewards: list | None = None
+        self._fingerprint = canonical_fingerprint(self.resolved_config())
+        self.reset()
+
+    # -- episode control ----------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Start a new episode (the chance stream continues; it is not re-seeded)."""
+        self._k.reset(self._def.params, self._state, self._def.horizon, self._rng, self._probs)
+        self._rewards = None
+
+    def done(self) -> bool:
+        """True once the episode ended (terminal or truncated)."""
+        return bool(self._state[DONE] != RUNNING)
+
+    def num_agents(self) -> int:
+        return self._def.n_players
+
+    def action_count(self) -> int:
+        return self._def.n_actions
+
+    def observation_space(self) -> Box:
+        return self._game.observation_space()
+
+    @property
+    def ticks(self) -> int:
+        """Completed steps this episode."""
+        return int(self._state[TICKS])
+
+    @property
+    def rewards(self) -> list | None:
+        """Per-agent rewards of the most recent step; None without a reward, before the first step
+        of an episode, or right after ``restore``."""
+        return None if self._rewards is None else list(self._rewards)
+
+    def active_agents(self) -> list[int]:
+        """Agents that act this tick (empty once done)."""
+        n = self._k.active_agents(self._def.params, self._state, self._agents)
+        return [int(a) for a in self._agents[:n]]
+
+    def legal_actions(self, agent: int) -> list[int]:
+        """Legal action ids of ``agent`` (``[]`` for a non-mover and after the end)."""
+        a = _agent(self._def.n_players, agent)
+        self._k.legal_mask(self._def.params, self._state, a, self._mask)
+        return [int(i) for i in np.flatnonzero(self._mask)]
+
+    def observe(self, agent: int) -> np.ndarray:
+        """``agent``'s observation, float32 of ``observation_space().shape`` (works after the end)."""
+        a = _agent(self._def.n_players, agent)
+        out = np.empty(self._def.obs_size, np.float32)
+        self._k.observe(self._def.params, self._state, a, out)
+        return out.reshape(self._def.obs_shape)
+
+    def state(self) -> dict:
+        """Trusted inspection state (hidden information included — never feed it to an agent)."""
+        return self._def.inspect(self._state.copy())
+
+    def information_state_key(self, agent: int) -> bytes:
+        """The information-state key of ``agent`` (imperfect-information games only)."""
+        a = _agent(self._def.n_players, agent)
+        if not self._def.has_info_key:
+            raise ValueError("this game does not declare information states")
+        buf = np.zeros(max(1, self._def.max_info_key), np.uint8)
+        n = self._k.info_key(self._def.params, self._state, a, buf)
+        return bytes(buf[:n])
+
+    def step(self, actions: dict) -> list:
+        """Advance one tick with ``{agent: action}`` for every active agent.
+
+        Returns the ordered ``[(agent, event)]`` trace of the tick.  Any error leaves the Env
+        unchanged.
+        """
+        if not isinstance(actions, dict):
+            raise TypeError(f"argument 'actions': '{type(actions).__name__}' object cannot be converted to 'PyDict'")
+        d = self._def
+        parsed = {}
+        for key, value in actions.items():
+            agent = as_unsigned("actions", key)
+            parsed[agent] = as_unsigned("actions", value)
+        if self._state[DONE] != RUNNING:
+            raise ValueError("no agents to act — the episode is over; call reset()")
+        active = self.active_agents()
+        for agent in parsed:
+            if agent not in active:
+                if agent >= d.n_players:
+                    raise ValueError(f"agent {agent} out of range for a {d.n_players}-agent game")
+                raise ValueError(f"agent {agent} is not active this tick; active agents: {active}")
+        for agent in active:
+            if agent not in parsed:
+                raise ValueError(f"missing action for active agent {agent}")
+        self._actions[:] = 0
+        for agent in active:
+            action = parsed[agent]
+            self._k.legal_mask(d.params, self._state, agent, self._mask)
+            if action >= d.n_actions or not self._mask[action]:
+                legal = [int(i) for i in np.flatnonzero(self._mask)]
+                raise ValueError(f"action {action} is illegal for agent {agent} (legal: {legal})")
+            self._actions[agent] = action
+        self._k.apply_step(d.params, self._state, self._actions, self._amounts, self._rng, self._probs)
+        if self._weights_map is not None:
+            out = np.zeros(d.n_players, np.float64)
+            self._k.weigh(self._amounts, self._weights, out)
+            self._rewards = [float(x) for x in out]
+        return d.events(self._state.copy(), self._amounts.copy())
+
+    # -- configuration and persistence ----------------------------------------------------------
+
+    def resolved_config(self) -> dict:
+        """``{game, reward (None without a reward), schema_version}`` — JSON-compatible."""
+        return {"game": self._game._resolved(), "reward": None if self._weights_map is None else dict(sorted(self._weights_map.items())), "schema_version": _ENV_SCHEMA}
+
+    def config_fingerprint(self) -> str:
+        """64 lowercase hex chars over the canonical composition; equals a snapshot's fingerprint."""
+        return self._fingerprint
+
+    def snapshot(self) -> EnvSnapshot:
+        """Capture state, chance stream and ticks for exact continuation."""
+        return EnvSnapshot(self._fingerprint, self._state, self._rng)
+
+    def restore(self, snapshot: EnvSnapshot) -> None:
+        """Return to ``snapshot`` (same composition only).  ``rewards`` is None until the next step.
+
+        A rejected snapshot leaves the Env unchanged.
+        """
+        if not isinstance(snapshot, EnvSnapshot):
+            raise TypeError(f"argument 'snapshot': '{type(snapshot).__name__}' object cannot be converted to 'EnvSnapshot'")
+        if snapshot.fingerprint != self._fingerprint:
+            raise ValueError(
+                f"snapshot is from a different composition (fingerprint {snapshot.fingerprint} != {self._fingerprint})"
+            )
+        state = snapshot._state
+        if state.shape != (self._def.state_size,):
+            raise ValueError(
+                f"invalid snapshot state: {state.size} state words disagree with this game's {self._def.state_size}"
+            )
+        if not self._def.validate_state(state):
+            raise ValueError("invalid snapshot state: the game rejected the state row")
+        self._state[:] = state
+        self._rng[:] = snapshot._rng
+        self._rewards = None
+
+    def fork(self, seed: int | None = None) -> Env:
+        """An independent Env at this exact point: clone-exact (same future chance stream) by
+        default, or with a fresh chance stream derived from ``seed``."""
+        if seed is not None:
+            seed = as_unsigned("seed", seed)
+        other = Env.__new__(Env)
+        other.__dict__.update(self.__dict__)
+        for name in ("_state", "_rng", "_amounts", "_probs", "_mask", "_agents", "_actions"):
+            setattr(other, name, getattr(self, name).copy())
+        other._rewards = None if self._rewards is None else list(self._rewards)
+        if seed is not None:
+            _rng.seed_row(other._rng, seed, 1, 0)
+        return other
+
+    def __repr__(self) -> str:
+        return f"Env({self._def.name!r}, ticks={self.ticks}, done={self.done()})"
+

@@ -1,0 +1,265 @@
+"""``rf.games`` — game handles for composing an ``Engine`` or driving an ``Env``.
+
+Each constructor returns an opaque :class:`GameHandle` carrying the game's configuration; the
+rules themselves are njit kernels in ``reinfors/jit/games/<game>.py`` (imported on first use, so
+``import reinfors`` compiles nothing).  ``make`` / ``registered`` are the name-addressable form.
+
+Beyond the original: :func:`from_module` and :func:`custom` turn your own njit game functions —
+in a file or a notebook cell — into a handle that runs at native speed everywhere a built-in game
+does (see ``reinfors/jit/games/tictactoe.py`` for the template).
+"""
+
+from __future__ import annotations
+
+import importlib
+import types
+from typing import Any
+
+import numpy as np
+
+from ._runtime.gamedef import GameDef
+from .encoders import EncoderHandle
+from .spaces import Box, Discrete
+
+__all__ = [
+    "GameHandle",
+    "Connect4",
+    "GridWorld",
+    "Snake",
+    "KuhnPoker",
+    "from_module",
+    "custom",
+    "make",
+    "registered",
+]
+
+# registry name -> (module import path, action count)
+_GAME_INFO = {
+    "connect4": ("reinfors.jit.games.connect4", 7),
+    "gridworld": ("reinfors.jit.games.gridworld", 4),
+    "kuhn_poker": ("reinfors.jit.games.kuhn_poker", 2),
+    "snake": ("reinfors.jit.games.snake", 3),
+}
+
+
+class GameHandle:
+    """A configured game (opaque): pass it to ``rf.Env`` or ``rf.Engine``."""
+
+    __slots__ = ("_def", "_encoder", "_config")
+
+    def __init__(self, gdef: GameDef, encoder: EncoderHandle, config: dict):
+        self._def = gdef
+        self._encoder = encoder
+        self._config = config
+
+    @property
+    def name(self) -> str:
+        """The game's catalogue key."""
+        return self._def.name
+
+    @property
+    def encoder(self) -> EncoderHandle:
+        """The observation encoder this handle uses."""
+        return self._encoder
+
+    def observation_space(self) -> Box:
+        """Shape and bounds of one observation (float32)."""
+        d = self._def
+        return Box(d.obs_shape, d.low, d.high)
+
+    def action_space(self) -> Discrete:
+        """The action count."""
+        return Discrete(self._def.n_actions)
+
+    def truncation_horizon(self) -> int | None:
+        """The declared episode cap in ticks, or None when the game never truncates."""
+        return self._def.horizon or None
+
+    def _resolved(self) -> dict:
+        """The resolved game block: every constructor parameter plus the encoder block."""
+        out = dict(self._config)
+        out["encoder"] = self._encoder._config()
+        out["name"] = self._def.name
+        return dict(sorted(out.items()))
+
+    def __repr__(self) -> str:
+        return f"GameHandle({self._def.name!r})"
+
+
+def _encoder_for(game_name: str, module, encoder) -> EncoderHandle:
+    if encoder is None:
+        return EncoderHandle(module.DEFAULT_ENCODER, game_name, module.__name__)
+    if not isinstance(encoder, EncoderHandle):
+        raise TypeError(f"argument 'encoder': '{type(encoder).__name__}' object cannot be converted to 'EncoderHandle'")
+    encoder._check_game(game_name)
+    return encoder
+
+
+def _builtin(name: str, encoder, **kwargs) -> GameHandle:
+    module = importlib.import_module(_GAME_INFO[name][0])
+    params = module.make_params(**kwargs)
+    enc = _encoder_for(name, module, encoder)
+    encode, obs_shape, low, high = enc._parts()
+    gdef = GameDef(module, params, encode=encode, obs_shape=obs_shape(params), low=low, high=high)
+    return GameHandle(gdef, enc, module.resolved(params))
+
+
+def Connect4(encoder=None) -> GameHandle:
+    """Connect 4 on a 6x7 board: 2 players, sequential, 7 column actions, obs ``(2, 6, 7)``."""
+    return _builtin("connect4", encoder)
+
+
+def GridWorld(size=5, goal_row=None, goal_col=None, max_ticks=1000, encoder=None) -> GameHandle:
+    """One agent walks a ``size x size`` grid to the goal (default the far corner ``(size-1, size-1)``).
+
+    4 actions, obs ``(2, size, size)``; ``max_ticks=None`` never truncates.
+    """
+    return _builtin("gridworld", encoder, size=size, goal_row=goal_row, goal_col=goal_col, max_ticks=max_ticks)
+
+
+def Snake(
+    grid_size=20,
+    initial_length=3,
+    food=3,
+    play_to_last=True,
+    win_food_lead=None,
+    max_ticks=1000,
+    num_snakes=2,
+    encoder=None,
+) -> GameHandle:
+    """Simultaneous multi-snake game (2-8 snakes) with food placement chance; 3 relative moves,
+    obs ``(5, grid_size, grid_size)``."""
+    return _builtin(
+        "snake",
+        encoder,
+        grid_size=grid_size,
+        initial_length=initial_length,
+        food=food,
+        play_to_last=play_to_last,
+        win_food_lead=win_food_lead,
+        max_ticks=max_ticks,
+        num_snakes=num_snakes,
+    )
+
+
+def KuhnPoker(players=2, encoder=None) -> GameHandle:
+    """N-player Kuhn poker (2-10 players, ``players + 1`` cards): imperfect information, chance
+    deal, 2 actions (pass/bet), obs ``(3 * players, 1, 1)``."""
+    return _builtin("kuhn_poker", encoder, players=players)
+
+
+_REGISTRY = {"connect4": Connect4, "gridworld": GridWorld, "kuhn_poker": KuhnPoker, "snake": Snake}
+
+
+def registered() -> list[str]:
+    """The registered game names, for :func:`make`."""
+    return sorted(_REGISTRY)
+
+
+def make(name: str, **kwargs: Any) -> GameHandle:
+    """Construct a game handle by name (the config-driven path); kwargs match the typed constructor."""
+    try:
+        ctor = _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise KeyError(f"unknown game {name!r}; registered: {registered()}") from None
+    return ctor(**kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# User-defined games
+# ---------------------------------------------------------------------------------------------
+
+
+def from_module(module, **kwargs: Any) -> GameHandle:
+    """A handle for a game defined by a module or namespace with the template's exports.
+
+    ``kwargs`` go to the module's ``make_params`` (if it defines one).  The njit functions may
+    live anywhere — a package, a script, a notebook cell.  See ``reinfors/jit/games/tictactoe.py``.
+    """
+    GameDef.check_namespace(module)
+    make_params = getattr(module, "make_params", None)
+    if make_params is not None:
+        params = make_params(**kwargs)
+    elif kwargs:
+        raise TypeError(f"game {module.NAME!r} takes no parameters (it defines no make_params)")
+    else:
+        params = np.zeros(0, np.int64)
+    shape_fn = module.obs_shape
+    gdef = GameDef(module, params, low=getattr(module, "OBS_LOW", 0.0), high=getattr(module, "OBS_HIGH", 1.0))
+    enc = EncoderHandle(module.NAME, module.NAME, custom=(module.encode, shape_fn, gdef.low, gdef.high))
+    resolved = getattr(module, "resolved", None)
+    config = dict(resolved(gdef.params)) if resolved is not None else {}
+    return GameHandle(gdef, enc, config)
+
+
+def custom(
+    name: str,
+    *,
+    n_players: int,
+    n_actions: int,
+    obs_shape,
+    state_size: int,
+    reward_keys,
+    reward_defaults,
+    init,
+    step,
+    legal,
+    active,
+    is_terminal,
+    encode,
+    simultaneous: bool = False,
+    horizon: int = 0,
+    chance_pending=None,
+    chance_outcomes=None,
+    apply_chance=None,
+    max_chance: int = 0,
+    info_key=None,
+    max_info_key: int = 0,
+    params=None,
+    inspect=None,
+    events=None,
+) -> GameHandle:
+    """A handle for a game given as loose njit functions (e.g. defined in a notebook).
+
+    ``state_size`` counts the 4-word shared header (``reinfors.jit.games._contract.HEADER``);
+    game words start at index ``HEADER``.  ``params`` is an optional int64 row passed to every
+    function.  See the template ``reinfors/jit/games/tictactoe.py`` for each function's contract.
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError("custom game name must be a non-empty str")
+    for label, v in (("n_players", n_players), ("n_actions", n_actions), ("state_size", state_size)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{label} must be a positive int, got {v!r}")
+    if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 0:
+        raise ValueError(f"horizon must be an int >= 0 (0 = never truncate), got {horizon!r}")
+    shape = tuple(int(d) for d in obs_shape)
+    p = np.zeros(0, np.int64) if params is None else np.asarray(params, dtype=np.int64).ravel()
+    ns = types.SimpleNamespace(
+        NAME=name,
+        N_ACTIONS=int(n_actions),
+        SIMULTANEOUS=bool(simultaneous),
+        REWARD_KEYS=tuple(reward_keys),
+        REWARD_DEFAULTS=tuple(reward_defaults),
+        n_players=lambda _p: int(n_players),
+        state_size=lambda _p: int(state_size),
+        obs_shape=lambda _p: shape,
+        horizon=lambda _p: int(horizon),
+        max_chance=lambda _p: int(max_chance),
+        max_info_key=lambda _p: int(max_info_key),
+        init=init,
+        step=step,
+        legal=legal,
+        active=active,
+        is_terminal=is_terminal,
+        encode=encode,
+        chance_pending=chance_pending,
+        chance_outcomes=chance_outcomes,
+        apply_chance=apply_chance,
+        info_key=info_key,
+    )
+    ns.make_params = lambda: p.copy()
+    if inspect is not None:
+        ns.inspect = inspect
+    if events is not None:
+        ns.events = events
+    return from_module(ns)

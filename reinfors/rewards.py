@@ -1,0 +1,47 @@
+"""``rf.Reward`` — named reward weights, validated against a game's event keys when attached."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from ._validate import fmt_nonfinite
+
+__all__ = ["Reward"]
+
+
+class Reward:
+    """A generic named-weight reward: ``Reward(win=1.0, loss=-1.0)``.
+
+    Each game emits events under its own keys (see ``rf.catalog`` or the game's
+    ``REWARD_KEYS``); the weight of a key the Reward omits is the game's default.  Keys are checked
+    when the reward is attached to a game (``Env`` / ``Engine``): an unknown key is a
+    ``ValueError`` listing the valid ones.  Weights must be finite real numbers.
+    """
+
+    __slots__ = ("_weights",)
+
+    def __init__(self, **weights: float) -> None:
+        clean = {}
+        for key, value in weights.items():
+            if isinstance(value, (str, bytes)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+                raise TypeError(f"argument 'weights': must be real number, not {type(value).__name__}")
+            v = float(value)
+            if not math.isfinite(v):
+                raise ValueError(f'reward weight "{key}" must be finite, got {fmt_nonfinite(v)}')
+            clean[key] = v
+        self._weights = clean
+
+    def _resolve(self, keys, defaults) -> dict:
+        """Full ``{key: weight}`` for a game with ``keys``/``defaults``; ValueError on unknown keys."""
+        for key in self._weights:
+            if key not in keys:
+                valid = ", ".join(f'"{k}"' for k in keys)
+                raise ValueError(f'unknown reward key "{key}"; valid keys for this game: [{valid}]')
+        return {k: self._weights.get(k, d) for k, d in zip(keys, defaults)}
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self._weights.items())
+        return f"Reward({inner})"
