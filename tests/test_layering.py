@@ -1,0 +1,50 @@
+"""Architecture rules: reinfors/jit is kernels only and never imports orchestration."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import reinfors
+
+PKG = Path(reinfors.__file__).resolve().parent
+FORBIDDEN = ("threading", "queue", "concurrent", "multiprocessing", "asyncio")
+ALLOWED_STDLIB = {"__future__", "hashlib", "math", "os", "sys", "tempfile", "warnings", "pathlib", "time"}
+
+
+def _imports(path):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                yield a.name
+        elif isinstance(node, ast.ImportFrom):
+            yield ("." * node.level) + (node.module or "")
+
+
+def test_jit_imports_only_numpy_numba_and_itself():
+    bad = []
+    for path in (PKG / "jit").rglob("*.py"):
+        for name in _imports(path):
+            root = name.split(".")[0]
+            if name.startswith(".") or name.startswith("reinfors.jit") or root in ("numpy", "numba", "llvmlite"):
+                continue
+            if root in ALLOWED_STDLIB and root not in FORBIDDEN:
+                continue
+            bad.append(f"{path.relative_to(PKG)}: {name}")
+    assert not bad, bad
+
+
+def test_no_parallel_true_inside_jit_and_no_njit_outside():
+    for path in (PKG / "jit").rglob("*.py"):
+        assert "parallel=True" not in path.read_text().replace(" ", ""), path
+    for path in PKG.rglob("*.py"):
+        parts = path.relative_to(PKG).parts
+        if "jit" in parts or "__jitcache__" in parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef):
+                for dec in node.decorator_list:
+                    target = dec.func if isinstance(dec, ast.Call) else dec
+                    label = ast.unparse(target)
+                    assert label.split(".")[-1] not in ("njit", "jit", "kernel", "leaf"), f"{path}: {label}"
