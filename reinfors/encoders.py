@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ._validate import as_signed
+from ._validate import as_unsigned
 
 __all__ = ["EncoderHandle", "Connect4", "GridWorld", "Snake", "KuhnPoker", "make", "registered"]
 
@@ -35,7 +35,7 @@ class EncoderHandle:
         self._name = name
         self._game = game
         self._module = module
-        self._custom = custom  # (encode, obs_shape, low, high) for user-defined encoders
+        self._custom = custom  # (encode, obs_shape, low, high, n_actions) for user-defined encoders
 
     @property
     def name(self) -> str:
@@ -45,7 +45,7 @@ class EncoderHandle:
     def _parts(self):
         """``(encode njit fn, obs_shape(params) fn, low, high)`` of this encoder."""
         if self._custom is not None:
-            return self._custom
+            return self._custom[:4]
         mod = importlib.import_module(self._module)
         return mod.ENCODERS[self._name]
 
@@ -58,21 +58,24 @@ class EncoderHandle:
 
     def head_index(self, action: int, agent: int) -> int:
         """Network head index of game action ``action`` for ``agent`` (identity for these encoders)."""
-        return self._map(action, agent)
+        return self._map("action", action, agent)
 
     def game_action(self, head: int, agent: int) -> int:
         """Game action of network head ``head`` for ``agent`` (identity for these encoders)."""
-        return self._map(head, agent)
+        return self._map("head", head, agent)
 
-    def _map(self, action, agent) -> int:
-        from .games import _GAME_INFO
-
-        a = as_signed("action", action, 64)
-        as_signed("agent", agent, 64)
-        n = _GAME_INFO[self._game][1] if self._game in _GAME_INFO else None
-        if a < 0 or (n is not None and a >= n):
-            raise ValueError(f"action {a} out of range for the {n}-action {self._game} encoder")
+    def _map(self, label, value, agent) -> int:
+        a = as_unsigned(label, value)
+        as_unsigned("agent", agent)
+        n = self._n_actions()
+        if a >= n:
+            raise ValueError(f"{label} {a} out of range for the {n}-action {self._name} encoding")
         return a
+
+    def _n_actions(self) -> int:
+        if self._custom is not None:
+            return self._custom[4]
+        return importlib.import_module(self._module).N_ACTIONS
 
     def __repr__(self) -> str:
         return f"EncoderHandle({self._name!r})"

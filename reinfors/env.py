@@ -8,12 +8,11 @@ error messages, event payloads); the rules run natively.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import struct
 
 import numpy as np
 
+from . import _canon
 from ._validate import as_unsigned
 from .games import GameHandle
 from .jit import rng as _rng
@@ -28,12 +27,6 @@ _ENV_MAGIC = b"RFES"
 _ENV_LAYOUT = 1
 
 
-def canonical_fingerprint(config: dict) -> str:
-    """SHA-256 (64 lowercase hex chars) over the canonical JSON bytes of ``config``."""
-    blob = json.dumps(config, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
-    return hashlib.sha256(blob).hexdigest()
-
-
 def _agent(env_players: int, agent) -> int:
     a = as_unsigned("agent", agent)
     if a >= env_players:
@@ -42,20 +35,30 @@ def _agent(env_players: int, agent) -> int:
 
 
 class EnvSnapshot:
-    """An opaque, restorable Env capture: game state row, chance RNG, terminal status, ticks.
+    """An opaque, restorable Env capture: game state row, chance RNG, terminal flag, ticks.
 
-    ``to_bytes`` / ``from_bytes`` use a fixed little-endian layout (no pickle); every field is
-    validated while decoding and again, against the game, on ``Env.restore``.
+    ``to_bytes()`` writes the original's envelope (little-endian, no pickle)::
+
+        b"RFES" | schema u8 (2) | fp_len u32 | fingerprint | rng u64 | done u8 | ticks u64
+              | payload_len u32 | payload = layout u8 (1) + state row as int64 words
+
+    ``from_bytes`` validates the envelope (``ValueError("invalid EnvSnapshot: …")``); the payload
+    is validated against the game by ``Env.restore`` (``"invalid snapshot state: …"``).
     """
 
-    __slots__ = ("_fingerprint", "_state", "_rng")
+    __slots__ = ("_fingerprint", "_rng", "_done", "_ticks", "_payload")
 
-    def __init__(self, fingerprint: str, state: np.ndarray, rng: np.ndarray):
+    def __init__(self, fingerprint: str, rng: int, done: bool, ticks: int, payload: bytes):
         self._fingerprint = fingerprint
-        self._state = np.array(state, dtype=np.int64, copy=True)
-        self._rng = np.array(rng, dtype=np.uint64, copy=True)
-        self._state.setflags(write=False)
-        self._rng.setflags(write=False)
+        self._rng = int(rng)
+        self._done = bool(done)
+        self._ticks = int(ticks)
+        self._payload = bytes(payload)
+
+    @classmethod
+    def _capture(cls, fingerprint: str, state: np.ndarray, rng: np.ndarray) -> EnvSnapshot:
+        payload = bytes([_ENV_LAYOUT]) + np.ascontiguousarray(state, dtype="<i8").tobytes()
+        return cls(fingerprint, int(rng[0]), bool(state[DONE] != RUNNING), int(state[TICKS]), payload)
 
     @property
     def fingerprint(self) -> str:
@@ -67,47 +70,61 @@ class EnvSnapshot:
         return _ENV_SCHEMA
 
     def to_bytes(self) -> bytes:
-        """``RFES | schema u8 | fp_len u32 | fp | layout u32 | n u32 | state i64*n | w u32 | rng u64*w``."""
-        fp = self._fingerprint.encode("ascii")
+        fp = self._fingerprint.encode("utf-8")
         return b"".join(
             [
                 _ENV_MAGIC,
                 struct.pack("<BI", _ENV_SCHEMA, len(fp)),
                 fp,
-                struct.pack("<II", _ENV_LAYOUT, self._state.size),
-                self._state.astype("<i8").tobytes(),
-                struct.pack("<I", self._rng.size),
-                self._rng.astype("<u8").tobytes(),
+                struct.pack("<QBQI", self._rng, int(self._done), self._ticks, len(self._payload)),
+                self._payload,
             ]
         )
 
     @staticmethod
     def from_bytes(data) -> EnvSnapshot:
-        """Decode :meth:`to_bytes` output; anything malformed is a ``ValueError``."""
-        if not isinstance(data, (bytes, bytearray, memoryview)):
+        """Decode :meth:`to_bytes` output; a malformed envelope is a ``ValueError``."""
+        if not isinstance(data, bytes):
             raise TypeError(f"argument 'data': '{type(data).__name__}' object cannot be converted to 'PyBytes'")
-        r = _Reader(bytes(data), "EnvSnapshot")
+        r = _Reader(data, "EnvSnapshot")
         if r.take(4) != _ENV_MAGIC:
             raise ValueError("invalid EnvSnapshot: bad magic")
-        schema, fp_len = r.unpack("<BI")
+        (schema,) = r.unpack("<B")
         if schema != _ENV_SCHEMA:
-            raise ValueError(f"invalid EnvSnapshot: unsupported schema_version {schema} (this build reads {_ENV_SCHEMA})")
-        if fp_len != 64:
-            raise ValueError(f"invalid EnvSnapshot: fingerprint length {fp_len} (expected 64)")
-        fp = r.fingerprint()
-        (layout, n) = r.unpack("<II")
-        if layout != _ENV_LAYOUT:
-            raise ValueError(f"invalid EnvSnapshot: unsupported layout version {layout}")
-        state = np.frombuffer(r.take(8 * n), dtype="<i8").astype(np.int64)
-        (w,) = r.unpack("<I")
-        if w != _rng.RNG_WIDTH:
-            raise ValueError(f"invalid EnvSnapshot: rng width {w} disagrees with this build ({_rng.RNG_WIDTH})")
-        rng = np.frombuffer(r.take(8 * w), dtype="<u8").astype(np.uint64)
+            raise ValueError(f"invalid EnvSnapshot: unsupported schema version {schema}")
+        (fp_len,) = r.unpack("<I")
+        fp = r.text(fp_len)
+        (rng,) = r.unpack("<Q")
+        done = r.flag()
+        (ticks, n) = r.unpack("<QI")
+        payload = r.take(n)
         r.finish()
-        return EnvSnapshot(fp, state, rng)
+        return EnvSnapshot(fp, rng, done, ticks, payload)
+
+    def _state_row(self, state_size: int) -> np.ndarray:
+        """Decode the payload into a state row (``ValueError("invalid snapshot state: …")``)."""
+        p = self._payload
+        if not p:
+            raise ValueError("invalid snapshot state: empty state payload")
+        if p[0] != _ENV_LAYOUT:
+            raise ValueError(f"invalid snapshot state: unsupported state layout version {p[0]} (expected {_ENV_LAYOUT})")
+        want = 1 + 8 * state_size
+        if len(p) < want:
+            raise ValueError("invalid snapshot state: malformed state payload: Hit the end of buffer, expected more data")
+        if len(p) > want:
+            raise ValueError(f"invalid snapshot state: {len(p) - want} trailing bytes after state payload")
+        state = np.frombuffer(p, dtype="<i8", offset=1, count=state_size).astype(np.int64)
+        if int(state[TICKS]) != self._ticks:
+            raise ValueError(f"invalid snapshot state: state ticks {int(state[TICKS])} disagree with envelope ticks {self._ticks}")
+        if bool(state[DONE] != RUNNING) != self._done:
+            raise ValueError(
+                f"invalid snapshot state: derived done flag {str(bool(state[DONE] != RUNNING)).lower()} "
+                f"disagrees with envelope done {str(self._done).lower()}"
+            )
+        return state
 
     def __repr__(self) -> str:
-        return f"EnvSnapshot(fingerprint={self._fingerprint[:12]}…, ticks={int(self._state[TICKS]) if self._state.size else 0})"
+        return f"EnvSnapshot(fingerprint={self._fingerprint[:12]}…, ticks={self._ticks}, done={self._done})"
 
 
 class _Reader:
@@ -126,15 +143,18 @@ class _Reader:
     def unpack(self, fmt: str):
         return struct.unpack(fmt, self.take(struct.calcsize(fmt)))
 
-    def fingerprint(self) -> str:
-        raw = self.take(64)
+    def text(self, n: int) -> str:
+        raw = self.take(n)
         try:
-            fp = raw.decode("ascii")
+            return raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise ValueError(f"invalid {self.what}: fingerprint is not hex") from None
-        if any(c not in "0123456789abcdef" for c in fp):
-            raise ValueError(f"invalid {self.what}: fingerprint is not hex")
-        return fp
+            raise ValueError(f"invalid {self.what}: fingerprint is not utf-8") from None
+
+    def flag(self) -> bool:
+        (b,) = self.unpack("<B")
+        if b > 1:
+            raise ValueError(f"invalid {self.what}: done byte {b} is not a bool")
+        return bool(b)
 
     def finish(self) -> None:
         if self.pos != len(self.data):
@@ -164,21 +184,25 @@ class Env:
         self._k = d.kernels
         self._state = np.zeros(d.state_size, np.int64)  # [state_size] int64
         self._rng = np.zeros(_rng.RNG_WIDTH, np.uint64)  # [1] uint64 chance stream
-        _rng.seed_row(self._rng, seed, 0, 0)
+        self._rng[0] = np.uint64(seed)  # the raw seed, as the original's SplitMix64 chance stream
         self._amounts = np.zeros((d.n_players, len(d.reward_keys)), np.float64)  # [N, keys]
         self._probs = np.zeros(max(1, d.max_chance), np.float64)  # [max_chance] scratch
         self._mask = np.zeros(d.n_actions, np.uint8)  # [A] scratch
         self._agents = np.zeros(d.n_players, np.int64)  # [N] scratch
         self._actions = np.zeros(d.n_players, np.int64)  # [N] joint action
         self._rewards: list | None = None
-        self._fingerprint = canonical_fingerprint(self.resolved_config())
+        self._fingerprint = _canon.fingerprint(self.resolved_config())
         self.reset()
 
     # -- episode control ----------------------------------------------------------------------
 
     def reset(self) -> None:
-        """Start a new episode (the chance stream continues; it is not re-seeded)."""
-        self._k.reset(self._def.params, self._state, self._def.horizon, self._rng, self._probs)
+        """Start a new episode (the chance stream continues; it is not re-seeded).
+
+        An Env never truncates: the game's horizon (``truncation_horizon()``) is applied by the
+        engine and the gym adapters, as in the original.
+        """
+        self._k.reset(self._def.params, self._state, 0, self._rng, self._probs)
         self._rewards = None
 
     def done(self) -> bool:
@@ -229,9 +253,11 @@ class Env:
 
     def information_state_key(self, agent: int) -> bytes:
         """The information-state key of ``agent`` (imperfect-information games only)."""
-        a = _agent(self._def.n_players, agent)
+        a = as_unsigned("agent", agent)
         if not self._def.has_info_key:
             raise ValueError("this game does not declare information states")
+        if a >= self._def.n_players:
+            raise ValueError(f"agent {a} out of range")
         buf = np.zeros(max(1, self._def.max_info_key), np.uint8)
         n = self._k.info_key(self._def.params, self._state, a, buf)
         return bytes(buf[:n])
@@ -259,7 +285,7 @@ class Env:
                 raise ValueError(f"agent {agent} is not active this tick; active agents: {active}")
         for agent in active:
             if agent not in parsed:
-                raise ValueError(f"missing action for active agent {agent}")
+                raise ValueError(f"missing action for active agent {agent}; active agents: {active}")
         self._actions[:] = 0
         for agent in active:
             action = parsed[agent]
@@ -287,7 +313,7 @@ class Env:
 
     def snapshot(self) -> EnvSnapshot:
         """Capture state, chance stream and ticks for exact continuation."""
-        return EnvSnapshot(self._fingerprint, self._state, self._rng)
+        return EnvSnapshot._capture(self._fingerprint, self._state, self._rng)
 
     def restore(self, snapshot: EnvSnapshot) -> None:
         """Return to ``snapshot`` (same composition only).  ``rewards`` is None until the next step.
@@ -300,29 +326,26 @@ class Env:
             raise ValueError(
                 f"snapshot is from a different composition (fingerprint {snapshot.fingerprint} != {self._fingerprint})"
             )
-        state = snapshot._state
-        if state.shape != (self._def.state_size,):
-            raise ValueError(
-                f"invalid snapshot state: {state.size} state words disagree with this game's {self._def.state_size}"
-            )
-        if not self._def.validate_state(state):
-            raise ValueError("invalid snapshot state: the game rejected the state row")
+        state = snapshot._state_row(self._def.state_size)
+        reason = self._def.validate_state(state)
+        if reason is not None:
+            raise ValueError(f"invalid snapshot state: {reason}")
         self._state[:] = state
-        self._rng[:] = snapshot._rng
+        self._rng[0] = np.uint64(snapshot._rng)
         self._rewards = None
 
     def fork(self, seed: int | None = None) -> Env:
         """An independent Env at this exact point: clone-exact (same future chance stream) by
-        default, or with a fresh chance stream derived from ``seed``."""
+        default, or with the chance stream of ``Env(game, seed=seed)`` from here on."""
         if seed is not None:
             seed = as_unsigned("seed", seed)
         other = Env.__new__(Env)
         other.__dict__.update(self.__dict__)
         for name in ("_state", "_rng", "_amounts", "_probs", "_mask", "_agents", "_actions"):
             setattr(other, name, getattr(self, name).copy())
-        other._rewards = None if self._rewards is None else list(self._rewards)
+        other._rewards = None
         if seed is not None:
-            _rng.seed_row(other._rng, seed, 1, 0)
+            other._rng[0] = np.uint64(seed)
         return other
 
     def __repr__(self) -> str:

@@ -186,7 +186,7 @@ def from_module(module, **kwargs: Any) -> GameHandle:
         params = np.zeros(0, np.int64)
     shape_fn = module.obs_shape
     gdef = GameDef(module, params, low=getattr(module, "OBS_LOW", 0.0), high=getattr(module, "OBS_HIGH", 1.0))
-    enc = EncoderHandle(module.NAME, module.NAME, custom=(module.encode, shape_fn, gdef.low, gdef.high))
+    enc = EncoderHandle(module.NAME, module.NAME, custom=(module.encode, shape_fn, gdef.low, gdef.high, gdef.n_actions))
     resolved = getattr(module, "resolved", None)
     config = dict(resolved(gdef.params)) if resolved is not None else {}
     return GameHandle(gdef, enc, config)

@@ -8,8 +8,8 @@ batched path (one njit call over many state rows) and checks what every game mus
   and *fully written* by the encoder (a NaN-prefilled buffer must come back without NaN);
 * mask invariants: every active agent has at least one legal action, inactive agents have none,
   ids lie in ``[0, n)``; an illegal action is rejected and leaves the state unchanged;
-* terminal handling: a finished episode has no active agents and no legal actions, refuses
-  ``step`` and never exceeds the truncation horizon; rewards are finite;
+* terminal handling: a finished episode has no active agents and no legal actions and refuses
+  ``step``; the batched path truncates at the horizon; rewards are finite;
 * snapshot round-trip: ``snapshot → to_bytes → from_bytes → restore`` continues exactly;
 * single vs batched: the batched kernel and a step-by-step replay of the same random stream reach
   bit-identical state rows and observations (catches hidden global state in a game).
@@ -96,7 +96,6 @@ def check_game(game: GameHandle, *, episodes: int = 20, max_steps: int = 400, ba
     n_actions = game.action_space().n
     if space.shape != d.obs_shape or n_actions != d.n_actions:
         _fail(name, "spaces disagree with the game definition")
-    horizon = game.truncation_horizon()
     rs = np.random.default_rng(seed)
     stats = {"episodes": 0, "ticks": 0, "finished": 0, "snapshots": 0, "illegal_rejections": 0, "batched_ticks": 0}
     for ep in range(episodes):
@@ -120,8 +119,6 @@ def check_game(game: GameHandle, *, episodes: int = 20, max_steps: int = 400, ba
                 _fail(name, f"rewards after a step must be {env.num_agents()} finite floats, got {rewards}")
             if env.ticks != before + 1:
                 _fail(name, "ticks must grow by exactly one per step")
-            if horizon is not None and env.ticks > horizon:
-                _fail(name, f"ticks {env.ticks} exceeded the truncation horizon {horizon}")
             stats["ticks"] += 1
         if env.done():
             stats["finished"] += 1

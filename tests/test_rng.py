@@ -18,7 +18,7 @@ def test_streams_are_deterministic_and_distinct():
     xs = [int(R.next_u64(a)) for _ in range(5)]
     assert xs == [int(R.next_u64(b)) for _ in range(5)]
     assert xs != [int(R.next_u64(c)) for _ in range(5)]
-    assert R.derive(2**64 - 1, 0, 0) != R.derive(0, 0, 0)
+    assert R.derive(np.uint64(2**64 - 1), 0, 0) != R.derive(np.uint64(0), 0, 0)
 
 
 def test_uniform_and_randbelow_ranges():
@@ -53,3 +53,30 @@ def test_gamma_and_dirichlet():
     out = np.zeros(7)
     R.dirichlet(r, 0.3, out, 7)
     assert abs(out.sum() - 1.0) < 1e-12 and (out >= 0).all()
+
+
+def test_mulhi64_matches_python_big_ints():
+    rs = np.random.default_rng(0)
+    for _ in range(2000):
+        a, b = (int(x) for x in rs.integers(0, 2**64, size=2, dtype=np.uint64))
+        assert int(R.mulhi64(np.uint64(a), np.uint64(b))) == (a * b) >> 64
+
+
+def test_index_hi_is_the_original_chance_mapping():
+    # SplitMix64 from the raw seed, high word of x * n (reinfors 0.4.0's Env chance stream).
+    r = np.array([5], np.uint64)
+    state = 5
+    for n in (2, 3, 7, 24, 400):
+        state = (state + 0x9E3779B97F4A7C15) % 2**64
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) % 2**64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) % 2**64
+        z ^= z >> 31
+        assert R.index_hi(r, n) == (z * n) >> 64
+
+
+def test_sample_chance_uniform_over_positive_outcomes():
+    r = np.array([9], np.uint64)
+    p = np.array([0.0, 0.5, 0.0, 0.5])
+    ks = {R.sample_chance(r, p, 4) for _ in range(200)}
+    assert ks == {1, 3}

@@ -100,14 +100,20 @@ class GameDef:
                     out.append((agent, {key: float(amounts[agent, k])}))
         return out
 
-    def validate_state(self, state) -> bool:
+    def validate_state(self, state) -> str | None:
+        """``None`` when ``state`` is a consistent row for this game, else the reason."""
         if state.shape != (self.state_size,):
-            return False
+            return f"{state.size} state words disagree with this game's {self.state_size}"
         if state[_contract.DONE] not in (_contract.RUNNING, _contract.TERMINAL, _contract.TRUNCATED):
-            return False
-        if state[_contract.TICKS] < 0 or state[_contract.HORIZON] != self.horizon:
-            return False
-        if self.horizon and state[_contract.TICKS] > self.horizon:
-            return False
+            return f"done word {int(state[_contract.DONE])} out of range"
+        if state[_contract.TICKS] < 0:
+            return "negative tick counter"
+        if state[_contract.HORIZON] not in (0, self.horizon):
+            return f"horizon {int(state[_contract.HORIZON])} disagrees with the game's {self.horizon}"
+        h = int(state[_contract.HORIZON])
+        if h and state[_contract.TICKS] > h:
+            return f"ticks {int(state[_contract.TICKS])} exceed the horizon {h}"
+        if state[_contract.DONE] == _contract.TRUNCATED and state[_contract.TICKS] != h:
+            return "truncated flag set before the horizon"
         fn = getattr(self.ns, "validate_state", None)
-        return True if fn is None else bool(fn(self.params, state))
+        return None if fn is None else fn(self.params, state)

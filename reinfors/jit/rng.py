@@ -70,6 +70,38 @@ def uniform(rng):
     return np.float64(next_u64(rng) >> _S11) * _INV53
 
 
+_MASK32 = np.uint64(0xFFFFFFFF)
+_S32 = np.uint64(32)
+
+
+@leaf()
+def mulhi64(a, b):
+    """High 64 bits of the 128-bit product ``a * b`` of two uint64 values."""
+    a = np.uint64(a)
+    b = np.uint64(b)
+    a_lo = a & _MASK32
+    a_hi = a >> _S32
+    b_lo = b & _MASK32
+    b_hi = b >> _S32
+    lo_lo = a_lo * b_lo
+    hi_lo = a_hi * b_lo
+    lo_hi = a_lo * b_hi
+    hi_hi = a_hi * b_hi
+    cross = (lo_lo >> _S32) + (hi_lo & _MASK32) + lo_hi
+    return hi_hi + (hi_lo >> _S32) + (cross >> _S32)
+
+
+@leaf()
+def index_hi(rng, n):
+    """A uniform index in ``[0, n)`` as the high word of ``next_u64() * n`` (one draw).
+
+    This is the range mapping of reinfors 0.4.0's chance stream (SplitMix64 seeded with the raw
+    seed), so games that draw chance through it reproduce the original's deals and placements.
+    Bias is below ``n / 2**64``.
+    """
+    return np.int64(mulhi64(next_u64(rng), np.uint64(n)))
+
+
 @leaf()
 def randbelow(rng, n):
     """A uniform integer in ``[0, n)`` for ``n >= 1`` (Lemire's unbiased rejection); advances ``rng``."""
@@ -106,6 +138,38 @@ def categorical(rng, probs, n):
             if u < acc:
                 return i
     return last
+
+
+@kernel
+def sample_chance(rng, probs, n):
+    """Draw one outcome of a chance node with weights ``probs[:n]``.
+
+    Uniform nodes (every positive weight equal) take the ``index_hi`` draw over the positive
+    outcomes in order — one draw, exactly as the original engine's chance stream; other nodes
+    use inverse-CDF sampling (:func:`categorical`).
+    """
+    first = -1.0
+    uniform_node = True
+    count = 0
+    for i in range(n):
+        p = probs[i]
+        if p > 0.0:
+            if first < 0.0:
+                first = p
+            elif p != first:
+                uniform_node = False
+            count += 1
+    if count == 0:
+        return index_hi(rng, n)
+    if not uniform_node:
+        return categorical(rng, probs, n)
+    k = index_hi(rng, count)
+    for i in range(n):
+        if probs[i] > 0.0:
+            if k == 0:
+                return i
+            k -= 1
+    return n - 1
 
 
 @kernel

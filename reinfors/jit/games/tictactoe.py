@@ -115,13 +115,17 @@ def events(params, state, amounts) -> list:
     return out
 
 
-def validate_state(params, state) -> bool:
-    """True iff ``state`` is a reachable-looking row (used to reject forged snapshots)."""
+def validate_state(params, state) -> str | None:
+    """``None`` if ``state`` is a consistent row, else the reason (rejects forged snapshots)."""
     cells = state[_CELLS : _CELLS + 9]
-    if ((cells < 0) | (cells > 2)).any() or state[_TO_MOVE] not in (0, 1):
-        return False
+    if ((cells < 0) | (cells > 2)).any():
+        return "cell value out of range"
+    if state[_TO_MOVE] not in (0, 1) or not -1 <= state[_WINNER] <= 1:
+        return "turn or winner word out of range"
     x, o = int((cells == 1).sum()), int((cells == 2).sum())
-    return x - o == int(state[_TO_MOVE]) and -1 <= state[_WINNER] <= 1
+    if x - o != int(state[_TO_MOVE]) and state[_WINNER] < 0:
+        return "piece counts disagree with the player to move"
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -216,6 +220,9 @@ def encode(params, state, agent, out):
         out[i] = 1.0 if c == mine else 0.0
         out[9 + i] = 1.0 if (c != 0 and c != mine) else 0.0
 
+
+DEFAULT_ENCODER = "tictactoe"
+ENCODERS = {"tictactoe": (encode, obs_shape, 0.0, 1.0)}  # name -> (encode, shape fn, low, high)
 
 # Optional exports (absent here): chance_pending / chance_outcomes / apply_chance for games with
 # chance (see kuhn_poker.py, snake.py) and info_key for imperfect-information games.

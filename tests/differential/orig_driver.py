@@ -1,0 +1,75 @@
+"""Driver run under reinfors==0.4.0 (the original, in its own venv) by the differential tests.
+
+Usage: python orig_driver.py '<json spec>' ; prints one JSON document with seeded random legal
+playouts: per tick the active agents, legal actions, observations, inspection state, the chosen
+joint action, the event trace, rewards, done and ticks.  Stand-alone: imports only the original.
+"""
+
+import base64
+import json
+import sys
+
+import numpy as np
+import reinfors as rf
+
+
+def _jsonable(x):
+    if isinstance(x, bytes):
+        return {"__bytes__": base64.b64encode(x).decode()}
+    if isinstance(x, tuple):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, list):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    return x
+
+
+def _obs(env, agent):
+    o = env.observe(agent)
+    return base64.b64encode(np.ascontiguousarray(o, dtype=np.float32).tobytes()).decode()
+
+
+def _tick(env):
+    n = env.num_agents()
+    rec = {
+        "active": env.active_agents(),
+        "legal": [env.legal_actions(a) for a in range(n)],
+        "obs": [_obs(env, a) for a in range(n)],
+        "state": _jsonable(env.state()),
+        "done": env.done(),
+        "ticks": env.ticks,
+    }
+    try:
+        rec["isk"] = [base64.b64encode(env.information_state_key(a)).decode() for a in range(n)]
+    except ValueError:
+        rec["isk"] = None
+    return rec
+
+
+def main():
+    spec = json.loads(sys.argv[1])
+    game = getattr(rf.games, spec["ctor"])(**spec.get("kwargs", {}))
+    out = []
+    for seed in spec["seeds"]:
+        env = rf.Env(game, rf.Reward(**spec.get("reward", {})), seed=seed)
+        rs = np.random.default_rng(seed)
+        episodes = []
+        for _ in range(spec.get("episodes", 1)):
+            ticks = [_tick(env)]
+            steps = []
+            for _ in range(spec.get("max_steps", 200)):
+                if env.done():
+                    break
+                joint = {a: int(rs.choice(env.legal_actions(a))) for a in env.active_agents()}
+                events = env.step(joint)
+                steps.append({"joint": {str(k): v for k, v in joint.items()}, "events": _jsonable(events), "rewards": env.rewards})
+                ticks.append(_tick(env))
+            episodes.append({"ticks": ticks, "steps": steps})
+            env.reset()
+        out.append(episodes)
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
