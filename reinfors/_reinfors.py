@@ -25,4 +25,14 @@ def build_info() -> dict:
     return _bi()
 
 
-__all__ = ["Box", "Discrete", "EncoderHandle", "Env", "EnvSnapshot", "GameHandle", "Reward", "build_info", "core_version"]
+__all__ = [
+    "Box",
+    "Discrete",
+    "EncoderHandle",
+    "Env",
+    "EnvSnapshot",
+    "GameHandle",
+    "Reward",
+    "build_info",
+    "core_version",
+]

@@ -36,7 +36,9 @@ def as_unsigned(name: str, value, bits: int = 64) -> int:
     if v < 0:
         raise OverflowError("can't convert negative int to unsigned")
     if v >= 2**bits:
-        raise OverflowError("int too big to convert" if bits == 64 else "out of range integral type conversion attempted")
+        raise OverflowError(
+            "int too big to convert" if bits == 64 else "out of range integral type conversion attempted"
+        )
     return v
 
 
@@ -44,7 +46,9 @@ def as_signed(name: str, value, bits: int = 32) -> int:
     """Convert to a signed int of ``bits`` bits (i32, i64)."""
     v = _index(name, value)
     if not -(2 ** (bits - 1)) <= v < 2 ** (bits - 1):
-        raise OverflowError("int too big to convert" if bits == 64 else "out of range integral type conversion attempted")
+        raise OverflowError(
+            "int too big to convert" if bits == 64 else "out of range integral type conversion attempted"
+        )
     return v
 
 

@@ -80,31 +80,36 @@ class EncoderHandle:
     def __repr__(self) -> str:
         return f"EncoderHandle({self._name!r})"
 
+    @staticmethod
+    def Connect4() -> EncoderHandle:
+        """Connect 4 planes ``(2, 6, 7)``."""
+        return _builtin("connect4")
+
+    @staticmethod
+    def GridWorld() -> EncoderHandle:
+        """GridWorld planes ``(2, size, size)``."""
+        return _builtin("gridworld")
+
+    @staticmethod
+    def Snake() -> EncoderHandle:
+        """Snake planes ``(5, grid_size, grid_size)``."""
+        return _builtin("snake")
+
+    @staticmethod
+    def KuhnPoker() -> EncoderHandle:
+        """Kuhn poker vector ``(3 * players, 1, 1)``."""
+        return _builtin("kuhn_poker")
+
 
 def _builtin(name: str) -> EncoderHandle:
     game, module = _BUILTIN[name]
     return EncoderHandle(name, game, module)
 
 
-def Connect4() -> EncoderHandle:
-    """Connect 4 planes ``(2, 6, 7)``."""
-    return _builtin("connect4")
-
-
-def GridWorld() -> EncoderHandle:
-    """GridWorld planes ``(2, size, size)``."""
-    return _builtin("gridworld")
-
-
-def Snake() -> EncoderHandle:
-    """Snake planes ``(5, grid_size, grid_size)``."""
-    return _builtin("snake")
-
-
-def KuhnPoker() -> EncoderHandle:
-    """Kuhn poker vector ``(3 * players, 1, 1)``."""
-    return _builtin("kuhn_poker")
-
+Connect4 = EncoderHandle.Connect4
+GridWorld = EncoderHandle.GridWorld
+Snake = EncoderHandle.Snake
+KuhnPoker = EncoderHandle.KuhnPoker
 
 _REGISTRY = {"connect4": Connect4, "gridworld": GridWorld, "snake": Snake, "kuhn_poker": KuhnPoker}
 

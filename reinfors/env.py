@@ -107,15 +107,21 @@ class EnvSnapshot:
         if not p:
             raise ValueError("invalid snapshot state: empty state payload")
         if p[0] != _ENV_LAYOUT:
-            raise ValueError(f"invalid snapshot state: unsupported state layout version {p[0]} (expected {_ENV_LAYOUT})")
+            raise ValueError(
+                f"invalid snapshot state: unsupported state layout version {p[0]} (expected {_ENV_LAYOUT})"
+            )
         want = 1 + 8 * state_size
         if len(p) < want:
-            raise ValueError("invalid snapshot state: malformed state payload: Hit the end of buffer, expected more data")
+            raise ValueError(
+                "invalid snapshot state: malformed state payload: Hit the end of buffer, expected more data"
+            )
         if len(p) > want:
             raise ValueError(f"invalid snapshot state: {len(p) - want} trailing bytes after state payload")
         state = np.frombuffer(p, dtype="<i8", offset=1, count=state_size).astype(np.int64)
         if int(state[TICKS]) != self._ticks:
-            raise ValueError(f"invalid snapshot state: state ticks {int(state[TICKS])} disagree with envelope ticks {self._ticks}")
+            raise ValueError(
+                f"invalid snapshot state: state ticks {int(state[TICKS])} disagree with envelope ticks {self._ticks}"
+            )
         if bool(state[DONE] != RUNNING) != self._done:
             raise ValueError(
                 f"invalid snapshot state: derived done flag {str(bool(state[DONE] != RUNNING)).lower()} "
@@ -179,7 +185,7 @@ class Env:
         d = self._def = game._def
         self._reward = reward
         self._weights_map = None if reward is None else reward._resolve(d.reward_keys, d.reward_defaults)
-        weights = self._weights_map or dict(zip(d.reward_keys, d.reward_defaults))
+        weights = self._weights_map or dict(zip(d.reward_keys, d.reward_defaults, strict=True))
         self._weights = np.array([weights[k] for k in d.reward_keys], dtype=np.float64)
         self._k = d.kernels
         self._state = np.zeros(d.state_size, np.int64)  # [state_size] int64
@@ -280,8 +286,6 @@ class Env:
         active = self.active_agents()
         for agent in parsed:
             if agent not in active:
-                if agent >= d.n_players:
-                    raise ValueError(f"agent {agent} out of range for a {d.n_players}-agent game")
                 raise ValueError(f"agent {agent} is not active this tick; active agents: {active}")
         for agent in active:
             if agent not in parsed:
@@ -305,7 +309,11 @@ class Env:
 
     def resolved_config(self) -> dict:
         """``{game, reward (None without a reward), schema_version}`` — JSON-compatible."""
-        return {"game": self._game._resolved(), "reward": None if self._weights_map is None else dict(sorted(self._weights_map.items())), "schema_version": _ENV_SCHEMA}
+        return {
+            "game": self._game._resolved(),
+            "reward": None if self._weights_map is None else dict(sorted(self._weights_map.items())),
+            "schema_version": _ENV_SCHEMA,
+        }
 
     def config_fingerprint(self) -> str:
         """64 lowercase hex chars over the canonical composition; equals a snapshot's fingerprint."""
@@ -321,7 +329,9 @@ class Env:
         A rejected snapshot leaves the Env unchanged.
         """
         if not isinstance(snapshot, EnvSnapshot):
-            raise TypeError(f"argument 'snapshot': '{type(snapshot).__name__}' object cannot be converted to 'EnvSnapshot'")
+            raise TypeError(
+                f"argument 'snapshot': '{type(snapshot).__name__}' object cannot be converted to 'EnvSnapshot'"
+            )
         if snapshot.fingerprint != self._fingerprint:
             raise ValueError(
                 f"snapshot is from a different composition (fingerprint {snapshot.fingerprint} != {self._fingerprint})"
@@ -350,4 +360,3 @@ class Env:
 
     def __repr__(self) -> str:
         return f"Env({self._def.name!r}, ticks={self.ticks}, done={self.done()})"
-

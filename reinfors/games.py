@@ -73,7 +73,7 @@ class GameHandle:
 
     def truncation_horizon(self) -> int | None:
         """The declared episode cap in ticks, or None when the game never truncates."""
-        return self._def.horizon or None
+        return self._def.truncation
 
     def _resolved(self) -> dict:
         """The resolved game block: every constructor parameter plus the encoder block."""
@@ -84,6 +84,52 @@ class GameHandle:
 
     def __repr__(self) -> str:
         return f"GameHandle({self._def.name!r})"
+
+    # -- built-in games (static constructors, as the original's GameHandle) --
+
+    @staticmethod
+    def Connect4(encoder=None) -> GameHandle:
+        """Connect 4 on a 6x7 board: 2 players, sequential, 7 column actions, obs ``(2, 6, 7)``."""
+        return _builtin("connect4", encoder)
+
+    @staticmethod
+    def GridWorld(size=5, goal_row=None, goal_col=None, max_ticks=1000, encoder=None) -> GameHandle:
+        """One agent walks a ``size x size`` grid to the goal (default the far corner ``(size-1, size-1)``).
+
+        4 actions, obs ``(2, size, size)``; ``max_ticks=None`` never truncates.
+        """
+        return _builtin("gridworld", encoder, size=size, goal_row=goal_row, goal_col=goal_col, max_ticks=max_ticks)
+
+    @staticmethod
+    def Snake(
+        grid_size=20,
+        initial_length=3,
+        food=3,
+        play_to_last=True,
+        win_food_lead=None,
+        max_ticks=1000,
+        num_snakes=2,
+        encoder=None,
+    ) -> GameHandle:
+        """Simultaneous multi-snake game (2-8 snakes) with food placement chance; 3 relative moves,
+        obs ``(5, grid_size, grid_size)``."""
+        return _builtin(
+            "snake",
+            encoder,
+            grid_size=grid_size,
+            initial_length=initial_length,
+            food=food,
+            play_to_last=play_to_last,
+            win_food_lead=win_food_lead,
+            max_ticks=max_ticks,
+            num_snakes=num_snakes,
+        )
+
+    @staticmethod
+    def KuhnPoker(players=2, encoder=None) -> GameHandle:
+        """N-player Kuhn poker (2-10 players, ``players + 1`` cards): imperfect information, chance
+        deal, 2 actions (pass/bet), obs ``(3 * players, 1, 1)``."""
+        return _builtin("kuhn_poker", encoder, players=players)
 
 
 def _encoder_for(game_name: str, module, encoder) -> EncoderHandle:
@@ -104,49 +150,10 @@ def _builtin(name: str, encoder, **kwargs) -> GameHandle:
     return GameHandle(gdef, enc, module.resolved(params))
 
 
-def Connect4(encoder=None) -> GameHandle:
-    """Connect 4 on a 6x7 board: 2 players, sequential, 7 column actions, obs ``(2, 6, 7)``."""
-    return _builtin("connect4", encoder)
-
-
-def GridWorld(size=5, goal_row=None, goal_col=None, max_ticks=1000, encoder=None) -> GameHandle:
-    """One agent walks a ``size x size`` grid to the goal (default the far corner ``(size-1, size-1)``).
-
-    4 actions, obs ``(2, size, size)``; ``max_ticks=None`` never truncates.
-    """
-    return _builtin("gridworld", encoder, size=size, goal_row=goal_row, goal_col=goal_col, max_ticks=max_ticks)
-
-
-def Snake(
-    grid_size=20,
-    initial_length=3,
-    food=3,
-    play_to_last=True,
-    win_food_lead=None,
-    max_ticks=1000,
-    num_snakes=2,
-    encoder=None,
-) -> GameHandle:
-    """Simultaneous multi-snake game (2-8 snakes) with food placement chance; 3 relative moves,
-    obs ``(5, grid_size, grid_size)``."""
-    return _builtin(
-        "snake",
-        encoder,
-        grid_size=grid_size,
-        initial_length=initial_length,
-        food=food,
-        play_to_last=play_to_last,
-        win_food_lead=win_food_lead,
-        max_ticks=max_ticks,
-        num_snakes=num_snakes,
-    )
-
-
-def KuhnPoker(players=2, encoder=None) -> GameHandle:
-    """N-player Kuhn poker (2-10 players, ``players + 1`` cards): imperfect information, chance
-    deal, 2 actions (pass/bet), obs ``(3 * players, 1, 1)``."""
-    return _builtin("kuhn_poker", encoder, players=players)
-
+Connect4 = GameHandle.Connect4
+GridWorld = GameHandle.GridWorld
+Snake = GameHandle.Snake
+KuhnPoker = GameHandle.KuhnPoker
 
 _REGISTRY = {"connect4": Connect4, "gridworld": GridWorld, "kuhn_poker": KuhnPoker, "snake": Snake}
 

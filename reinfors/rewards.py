@@ -40,7 +40,7 @@ class Reward:
             if key not in keys:
                 valid = ", ".join(f'"{k}"' for k in keys)
                 raise ValueError(f'unknown reward key "{key}"; valid keys for this game: [{valid}]')
-        return {k: self._weights.get(k, d) for k, d in zip(keys, defaults)}
+        return {k: self._weights.get(k, d) for k, d in zip(keys, defaults, strict=True)}
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{k}={v!r}" for k, v in self._weights.items())

@@ -41,7 +41,10 @@ def _fail(game: str, msg: str):
 def _check_obs(name, env, space, agent):
     obs = env.observe(agent)
     if not isinstance(obs, np.ndarray) or obs.dtype != np.float32:
-        _fail(name, f"observe({agent}) must return a float32 ndarray, got {type(obs).__name__} {getattr(obs, 'dtype', None)}")
+        _fail(
+            name,
+            f"observe({agent}) must return a float32 ndarray, got {type(obs).__name__} {getattr(obs, 'dtype', None)}",
+        )
     if obs.shape != space.shape:
         _fail(name, f"observe({agent}) shape {obs.shape} != observation_space().shape {space.shape}")
     if not np.isfinite(obs).all():

@@ -39,6 +39,8 @@ class GameDef:
         self.obs_shape = tuple(int(d) for d in (obs_shape if obs_shape is not None else ns.obs_shape(p)))
         self.obs_size = int(math.prod(self.obs_shape))
         self.horizon = int(ns.horizon(p)) if hasattr(ns, "horizon") else 0
+        public = getattr(ns, "truncation_horizon", None)
+        self.truncation = public(p) if public is not None else (self.horizon or None)
         self.max_chance = int(ns.max_chance(p)) if hasattr(ns, "max_chance") else 0
         self.has_chance = getattr(ns, "chance_pending", None) is not None
         self.has_info_key = getattr(ns, "info_key", None) is not None
@@ -57,9 +59,13 @@ class GameDef:
     @classmethod
     def check_namespace(cls, ns) -> None:
         """Raise ``TypeError`` naming the first missing export of a game namespace."""
-        for attr in _contract.REQUIRED_CONSTANTS + _contract.REQUIRED_FUNCTIONS + ("n_players", "state_size", "obs_shape"):
+        for attr in (
+            _contract.REQUIRED_CONSTANTS + _contract.REQUIRED_FUNCTIONS + ("n_players", "state_size", "obs_shape")
+        ):
             if getattr(ns, attr, None) is None:
-                raise TypeError(f"game definition is missing the required export {attr!r} (see reinfors/jit/games/tictactoe.py)")
+                raise TypeError(
+                    f"game definition is missing the required export {attr!r} (see reinfors/jit/games/tictactoe.py)"
+                )
         chance = [getattr(ns, r, None) is not None for r in ("chance_pending", "chance_outcomes", "apply_chance")]
         if any(chance) and not all(chance):
             raise TypeError("a game with chance must export chance_pending, chance_outcomes and apply_chance together")
@@ -86,7 +92,7 @@ class GameDef:
     def inspect(self, state) -> dict:
         fn = getattr(self.ns, "inspect", None)
         if fn is None:
-            return {"state": [int(x) for x in state[_contract.HEADER:]], "done": bool(state[_contract.DONE] != 0)}
+            return {"state": [int(x) for x in state[_contract.HEADER :]], "done": bool(state[_contract.DONE] != 0)}
         return fn(self.params, state)
 
     def events(self, state, amounts) -> list:

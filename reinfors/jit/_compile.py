@@ -174,7 +174,7 @@ class _ReinforsLocator(_caching._CacheLocator):
         return None
 
 
-_CACHE_IMPL = getattr(_caching, "CacheImpl", None) or getattr(_caching, "_CacheImpl")
+_CACHE_IMPL = getattr(_caching, "CacheImpl", None) or _caching._CacheImpl
 if _ReinforsLocator not in _CACHE_IMPL._locator_classes:
     _CACHE_IMPL._locator_classes.insert(0, _ReinforsLocator)
 

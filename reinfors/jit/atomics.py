@@ -149,4 +149,3 @@ def store_release(typingctx, arr, idx, value):
         return context.get_dummy_value()
 
     return sig, codegen
-

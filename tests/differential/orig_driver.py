@@ -10,6 +10,7 @@ import json
 import sys
 
 import numpy as np
+
 import reinfors as rf
 
 
@@ -47,8 +48,53 @@ def _tick(env):
     return rec
 
 
+def _outcome(fn):
+    try:
+        value = fn()
+    except Exception as e:  # noqa: BLE001 - recorded, compared by the test
+        return {"error": type(e).__name__, "message": str(e)}
+    return {"ok": _jsonable(value)}
+
+
+def ctor_probes(spec):
+    """Construct each (ctor, kwargs) game; record its resolved config or the exception."""
+    out = []
+    for ctor, kwargs in spec["calls"]:
+
+        def make(ctor=ctor, kwargs=kwargs):
+            g = getattr(rf.games, ctor)(**kwargs)
+            return {
+                "config": rf.Env(g).resolved_config(),
+                "shape": list(g.observation_space().shape),
+                "n": g.action_space().n,
+                "horizon": g.truncation_horizon(),
+            }
+
+        out.append(_outcome(make))
+    return out
+
+
+def env_probes(spec):
+    """Run scripted Env calls (method name + args) and record each outcome."""
+    game = getattr(rf.games, spec["ctor"])(**spec.get("kwargs", {}))
+    env = rf.Env(game, rf.Reward(**spec.get("reward", {})), seed=spec.get("seed", 0))
+    out = []
+    for method, args in spec["calls"]:
+        if method == "step":
+            args = [{int(k): v for k, v in args[0].items()}]
+        out.append(_outcome(lambda method=method, args=args: getattr(env, method)(*args)))
+    return out
+
+
 def main():
     spec = json.loads(sys.argv[1])
+    mode = spec.get("mode", "playout")
+    if mode == "ctor":
+        json.dump(ctor_probes(spec), sys.stdout)
+        return
+    if mode == "env":
+        json.dump(env_probes(spec), sys.stdout)
+        return
     game = getattr(rf.games, spec["ctor"])(**spec.get("kwargs", {}))
     out = []
     for seed in spec["seeds"]:
@@ -63,11 +109,17 @@ def main():
                     break
                 joint = {a: int(rs.choice(env.legal_actions(a))) for a in env.active_agents()}
                 events = env.step(joint)
-                steps.append({"joint": {str(k): v for k, v in joint.items()}, "events": _jsonable(events), "rewards": env.rewards})
+                steps.append(
+                    {
+                        "joint": {str(k): v for k, v in joint.items()},
+                        "events": _jsonable(events),
+                        "rewards": env.rewards,
+                    }
+                )
                 ticks.append(_tick(env))
             episodes.append({"ticks": ticks, "steps": steps})
             env.reset()
-        out.append(episodes)
+        out.append({"fingerprint": env.config_fingerprint(), "episodes": episodes})
     json.dump(out, sys.stdout)
 
 

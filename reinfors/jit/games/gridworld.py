@@ -93,6 +93,11 @@ def horizon(params) -> int:
     return 2**63 - 1 if t < 0 else t
 
 
+def truncation_horizon(params) -> int | None:
+    """The public horizon: ``max_ticks`` as given (a u64), or None."""
+    return resolved(params)["max_ticks"]
+
+
 def max_chance(params) -> int:
     return int(params[P_SIZE]) ** 2
 

@@ -98,8 +98,11 @@ def max_chance(params) -> int:
 def inspect(params, state) -> dict:
     """``Env.state()``: a trusted inspection dict (may include hidden information)."""
     cells = state[_CELLS : _CELLS + 9]
-    return {"board": [bytes(int(c) for c in cells[r * 3 : r * 3 + 3]) for r in range(3)],
-            "turn": int(state[_TO_MOVE]), "done": bool(state[1] != 0)}
+    return {
+        "board": [bytes(int(c) for c in cells[r * 3 : r * 3 + 3]) for r in range(3)],
+        "turn": int(state[_TO_MOVE]),
+        "done": bool(state[1] != 0),
+    }
 
 
 def events(params, state, amounts) -> list:
@@ -134,9 +137,7 @@ def validate_state(params, state) -> str | None:
 # on the hot path) so any thread may run them on any slot.
 # ---------------------------------------------------------------------------------------------
 
-_LINES = np.array(
-    [[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6]], np.int64
-)
+_LINES = np.array([[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6]], np.int64)
 
 
 @njit(cache=True, nogil=True)
