@@ -249,7 +249,7 @@ class Env:
     def observe(self, agent: int) -> np.ndarray:
         """``agent``'s observation, float32 of ``observation_space().shape`` (works after the end)."""
         a = _agent(self._def.n_players, agent)
-        out = np.empty(self._def.obs_size, np.float32)
+        out = np.zeros(self._def.obs_size, np.float32)
         self._k.observe(self._def.params, self._state, a, out)
         return out.reshape(self._def.obs_shape)
 
