@@ -190,7 +190,7 @@ def _check_batched(name, game, batch, steps, seed) -> int:
         k.reset(d.params, states[b], d.horizon, rngs[b], probs)
     replay_states, replay_rngs = states.copy(), rngs.copy()
     obs = np.zeros((batch, d.obs_size), np.float32)
-    stats = k.random_playouts(d.params, states, rngs, d.horizon, weights, d.n_players, d.max_chance, steps, obs)
+    stats = k.random_playouts(d.params, states, rngs, d.horizon, weights, d.n_players, d.max_chance, steps, obs, True)
     if stats[:, 3].sum() != 0:
         _fail(name, "the batched path met an active agent without a legal action")
     if not np.isfinite(stats).all():

@@ -8,7 +8,7 @@ PY=${PYTHON:-python3}
 if [ ! -x "$DIR/bin/python" ]; then
   "$PY" -m venv "$DIR"
 fi
-if ! "$DIR/bin/python" -c "import reinfors._reinfors, sys; sys.exit(0 if reinfors.core_version() == '0.4.0' else 1)" 2>/dev/null; then
+if ! "$DIR/bin/python" -I -c "import reinfors._reinfors, sys; sys.exit(0 if reinfors.core_version() == '0.4.0' else 1)" 2>/dev/null; then
   "$DIR/bin/python" -m pip install -q "reinfors==0.4.0" numpy
 fi
-"$DIR/bin/python" -c "import reinfors; print('original reinfors', reinfors.core_version(), 'in', '$DIR')"
+"$DIR/bin/python" -I -c "import reinfors; print('original reinfors', reinfors.core_version(), 'in', '$DIR')"
