@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import encoders, games, spaces
+from . import chance_modes, encoders, games, learners, noise, policies, spaces
+from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
+from .engine import Engine
 from .env import Env, EnvSnapshot
 from .rewards import Reward
 
@@ -42,14 +44,47 @@ def make_game(name: str, **kwargs: Any) -> games.GameHandle:
     return games.make(name, **kwargs)
 
 
+def make_policy(name: str, **kwargs: Any) -> policies.PolicyHandle:
+    """Construct a policy handle by name (see :func:`registered_policies`)."""
+    return policies.make(name, **kwargs)
+
+
+def make_learner(name: str, **kwargs: Any) -> learners.LearnerHandle:
+    """Construct a learner handle by name (see :func:`registered_learners`)."""
+    return learners.make(name, **kwargs)
+
+
 def registered_games() -> list[str]:
     """Sorted registered game names."""
     return games.registered()
 
 
+def registered_policies() -> list[str]:
+    """Sorted registered policy names."""
+    return policies.registered()
+
+
+def registered_learners() -> list[str]:
+    """Sorted registered learner names."""
+    return learners.registered()
+
+
 from . import _reinfors, testing  # noqa: E402  (alias module and conformance helpers)
 
 __all__ = [
+    "AlphaZeroBatch",
+    "DqnBatch",
+    "Engine",
+    "PpoBatch",
+    "TreeStrapBatch",
+    "chance_modes",
+    "learners",
+    "make_learner",
+    "make_policy",
+    "noise",
+    "policies",
+    "registered_learners",
+    "registered_policies",
     "Env",
     "EnvSnapshot",
     "Reward",

@@ -79,10 +79,18 @@ def as_bool(name: str, value) -> bool:
 
 
 def unit_interval(name: str, value) -> float:
-    """A finite float in ``[0, 1]``."""
-    v = as_float(name, value)
+    """A float in ``[0, 1]`` (NaN and inf rejected with the same message, as the original)."""
+    v = as_float(name, value, finite=False)
     if not 0.0 <= v <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1], got {v}")
+        raise ValueError(f"{name} must be in [0, 1]")
+    return v
+
+
+def nonneg_finite(name: str, value) -> float:
+    """A finite float ``>= 0``."""
+    v = as_float(name, value, finite=False)
+    if not (math.isfinite(v) and v >= 0.0):
+        raise ValueError(f"{name} must be finite and >= 0")
     return v
 
 

@@ -9,7 +9,8 @@ file::
     <cache_dir>/generated/<name>_<hash>.py
         from reinfors._gamefns import connect4_step_<h> as G_step   # header, one line per role
         ...
-        <reinfors/jit/game_kernels.tmpl>                            # body
+        <reinfors/jit/game_kernels.tmpl>                            # body: shared step
+        <reinfors/jit/engine_kernels.tmpl>                          #   semantics + runtime
 
 The game's njit functions are published as attributes of the holder module
 ``reinfors._gamefns`` (so the header can import them whether they live in a package, a script or
@@ -34,7 +35,10 @@ import numpy as np
 from reinfors.jit import _compile
 from reinfors.jit.games import _defaults
 
-_TEMPLATE = Path(_compile.__file__).resolve().parent / "game_kernels.tmpl"
+_TEMPLATES = (
+    Path(_compile.__file__).resolve().parent / "game_kernels.tmpl",
+    Path(_compile.__file__).resolve().parent / "engine_kernels.tmpl",
+)
 
 ROLES = (
     "init",
@@ -101,7 +105,7 @@ def kernel_module(name: str, fns: dict, n_actions: int) -> types.ModuleType:
     for role in ("chance_pending", "chance_outcomes", "apply_chance", "info_key"):
         if fns.get(role) is None:
             fns[role] = getattr(_defaults, role)
-    template = _TEMPLATE.read_text()
+    template = "".join(t.read_text() for t in _TEMPLATES)
     h = hashlib.sha256(template.encode())
     h.update(f"{name}|{n_actions}".encode())
     for role in ROLES:

@@ -1,0 +1,434 @@
+"""The collection runtime: slots as preallocated arrays, worker threads, the scheduler loop.
+
+Roles (the seed's, mapped to Numba — design.md §1):
+
+* **slots** are row indices into the arrays of ``E`` (game state, RNG, acting agents, root rows,
+  masks, predictions, learner windows); no Python object per slot;
+* **workers** run the nogil ``work`` kernel: claim ready slots from a lock-free ring and advance
+  each one until it blocks on inference or parks at the window target.  The calling thread is
+  worker 0 (it runs ``work`` whenever it has nothing to fire); ``n_threads - 1`` helper threads
+  run it too;
+* **messages** (Emitted spans, Parked slots) travel through a NumPy ring that the scheduler
+  drains in one njit call;
+* **routes / arenas**: each route owns a chain of ``float32[capacity, obs]`` arenas with packed
+  atomic control words; spans are reserved by CAS inside the kernel;
+* the **scheduler** seals settled arenas, lends the callback a zero-copy view, validates the
+  output once per fire and routes predictions back by position in one njit call; when nothing
+  is in flight it closes and fires open arenas (quiescence), and it owns the window target.
+
+Determinism at any thread count (design.md §1): a record is tagged with the slot's decision
+level at which it was emitted; a window takes every record below the target level ``T`` and
+orders them by ``(level, slot, sequence)``.  Slots park at ``T`` (before requesting level-``T``
+rows), so the records of a window — and their order — depend only on the seed, never on timing,
+``n_threads`` or ``batch_size``.  ``T`` starts at ``base + ceil(floor / (G * rate))`` and is raised
+deterministically while the floor is unmet.
+
+Python-level work is per fire (callback, validation, one routing call), never per row or slot.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import time
+import weakref
+
+import numpy as np
+
+from reinfors.jit import arena as _arena
+from reinfors.jit import engine_codes as C
+from reinfors.jit import rings
+
+__all__ = ["Runtime", "KernelError"]
+
+
+class KernelError(RuntimeError):
+    """An invariant inside a worker kernel failed (a bug; the engine stops cleanly)."""
+
+
+_ERRORS = {
+    C.ERR_REC_OVERFLOW: "record pool overflow",
+    C.ERR_NO_ARENA: "no free arena (pool exhausted)",
+    C.ERR_SEG_OVERFLOW: "PPO segment overflow",
+}
+
+
+class _Helpers:
+    """``n`` persistent helper threads running the worker kernel between scheduler signals."""
+
+    def __init__(self, runtime: Runtime, n: int):
+        self.rt = runtime
+        self.cv = threading.Condition()
+        self.generation = 0
+        self.busy = 0
+        self.stop = False
+        self.idle_event = threading.Event()
+        self.threads = [
+            threading.Thread(target=self._loop, name=f"reinfors-worker-{i + 1}", daemon=True) for i in range(n)
+        ]
+        for t in self.threads:
+            t.start()
+
+    def _loop(self) -> None:
+        seen = 0
+        while True:
+            with self.cv:
+                while self.generation == seen and not self.stop:
+                    self.cv.wait()
+                if self.stop:
+                    return
+                seen = self.generation
+                self.busy += 1
+            try:
+                while True:
+                    r = self.rt.k.work(self.rt.E, True)
+                    self.idle_event.set()  # an arena closed full, or we ran dry: wake the scheduler
+                    if r != 1:  # W_FULL: keep working; otherwise go back to waiting
+                        break
+            finally:
+                with self.cv:
+                    self.busy -= 1
+                self.idle_event.set()
+
+    def wake(self) -> None:
+        with self.cv:
+            self.generation += 1
+            self.cv.notify_all()
+
+    def busy_count(self) -> int:
+        with self.cv:
+            return self.busy
+
+    def close(self) -> None:
+        with self.cv:
+            self.stop = True
+            self.cv.notify_all()
+
+
+class Runtime:
+    """Preallocated engine state ``E`` plus the scheduler for one Engine."""
+
+    def __init__(
+        self,
+        gdef,
+        *,
+        policy_kind,
+        learner_kind,
+        n_games,
+        seed,
+        batch_size,
+        n_threads,
+        learn,
+        n_routes,
+        pad,
+        weights,
+        n_heads,
+        n_step,
+        epsilon,
+        gamma,
+        lam,
+        bootstrap_p,
+        width,
+    ):
+        self.gdef = gdef
+        self.k = gdef.kernels
+        G, N, A, O = n_games, gdef.n_players, gdef.n_actions, gdef.obs_size
+        self.G, self.N, self.A, self.O = G, N, A, O
+        self.n_routes = n_routes
+        self.pad = pad
+        self.batch_size = batch_size
+        rows_per_route = G * N if n_routes == 1 else G
+        self.capacity = batch_size if pad else max(1, min(batch_size, rows_per_route))
+        self.n_arenas = math.ceil(rows_per_route / self.capacity) + 3
+        self.n_threads = n_threads
+        self.learner_kind = learner_kind
+        self.n_step = n_step
+        cfg = np.zeros(C.CFG_SIZE, np.int64)
+        cfg[C.CFG_G], cfg[C.CFG_N], cfg[C.CFG_A], cfg[C.CFG_O] = G, N, A, O
+        cfg[C.CFG_ROUTES], cfg[C.CFG_ARENAS], cfg[C.CFG_CAP] = n_routes, self.n_arenas, self.capacity
+        cfg[C.CFG_POLICY], cfg[C.CFG_LEARNER] = policy_kind, learner_kind
+        cfg[C.CFG_HEADS], cfg[C.CFG_NSTEP], cfg[C.CFG_HORIZON] = n_heads, n_step, gdef.horizon
+        cfg[C.CFG_W], cfg[C.CFG_SIMUL], cfg[C.CFG_KEYS] = width, int(gdef.simultaneous), len(weights)
+        cfg[C.CFG_CHANCE] = gdef.max_chance
+        fcfg = np.zeros(C.FCFG_SIZE, np.float64)
+        fcfg[C.F_EPSILON], fcfg[C.F_GAMMA], fcfg[C.F_LAM], fcfg[C.F_BOOTSTRAP_P] = epsilon, gamma, lam, bootstrap_p
+        self.cfg, self.fcfg = cfg, fcfg
+        self.ctl = np.zeros(C.CTL_BASE + 8 * max(1, n_routes), np.int64)
+        self.seed = seed
+        M = 64
+        self.msg = rings.make(4 * G * N + 64, C.MSG_W)
+        self.rdy = rings.make(G + 1, 1)
+        self.spans = np.zeros((n_routes * self.n_arenas, self.capacity, 4), np.int64)
+        self.span_n = np.zeros(n_routes * self.n_arenas, np.int64)
+        self.ready_buf = np.zeros(G, np.int64)
+        self._arrays = dict(
+            params=gdef.params,
+            cfg=cfg,
+            fcfg=fcfg,
+            weights=np.asarray(weights, np.float64),
+            learn=np.asarray(learn, np.int64),
+            ctl=self.ctl,
+            states=np.zeros((G, gdef.state_size), np.int64),  # [G, S]
+            srng=np.zeros((G, 1), np.uint64),  # [G, 1] slot RNG rows
+            sinfo=np.zeros((G, C.SI_SIZE), np.int64),  # [G, SI]
+            act_agents=np.zeros((G, N), np.int64),  # [G, N] acting agents / tail players
+            root=np.zeros((G, N, O), np.float32),  # [G, N, O] root rows
+            legal=np.zeros((G, N, A), np.uint8),  # [G, N, A]
+            preds=np.zeros((G, N, width), np.float64),  # [G, N, W] routed predictions
+            spare=np.zeros(1, np.int64),
+            ep_ret=np.zeros((G, N), np.float64),  # [G, N] running episode returns
+            arena_rows=np.zeros((n_routes, self.n_arenas, self.capacity, O), np.float32),
+            arena_ctl=np.zeros(n_routes * self.n_arenas, np.uint64),
+            arena_done=np.zeros(n_routes * self.n_arenas, np.uint64),
+            msg_seq=self.msg[0],
+            msg_data=self.msg[1],
+            msg_pos=self.msg[2],
+            r_meta=np.zeros((M, C.RM_SIZE), np.int64),
+            r_f=np.zeros((M, C.RF_SIZE), np.float64),
+            r_obs=np.zeros((M, O), np.float32),
+            r_next_obs=np.zeros((M if learner_kind == C.LEARNER_DQN else 0, O), np.float32),
+            r_mask=np.zeros((M, n_heads), np.float32),
+            r_legal=np.zeros((M, A), np.uint8),
+            r_next_legal=np.zeros((M if learner_kind == C.LEARNER_DQN else 0, A), np.uint8),
+            q_obs=np.zeros((G, N, n_step, O), np.float32),
+            q_act=np.zeros((G, N, n_step), np.int64),
+            q_legal=np.zeros((G, N, n_step, A), np.uint8),
+            q_rew=np.zeros((G, N, n_step), np.float64),
+            q_age=np.zeros((G, N, n_step), np.int64),
+            q_cnt=np.zeros((G, N), np.int64),
+            q_mask=np.zeros((G, N, n_step, n_heads), np.float32),
+            seg_idx=np.zeros((G, N, 1), np.int64),
+            seg_rew=np.zeros((G, N, 1), np.float64),
+            seg_cnt=np.zeros((G, N), np.int64),
+            tele=np.zeros((G, C.TL_SIZE), np.int64),
+            pending=np.zeros(G, np.int64),
+            episodes=np.zeros((M, 3 + N), np.float64),
+            rdy_seq=self.rdy[0],
+            rdy_data=self.rdy[1],
+            rdy_pos=self.rdy[2],
+        )
+        self._build_E()
+        self.k.start_slots(self.E, np.uint64(seed))
+        self.rate = 1.0  # records per slot-level estimate (deterministic: derived from counts)
+        self.levels_done = 0
+        self.records_done = 0
+        self._helpers: _Helpers | None = None
+        self._lent: dict = {}
+        self.pad_zero_from = np.zeros(n_routes * self.n_arenas, np.int64)
+
+    # -- state plumbing --------------------------------------------------------------------------
+
+    _ORDER = (
+        "params", "cfg", "fcfg", "weights", "learn", "ctl", "states", "srng", "sinfo", "act_agents", "root",
+        "legal", "preds", "spare", "ep_ret", "arena_rows", "arena_ctl", "arena_done", "msg_seq", "msg_data",
+        "msg_pos", "r_meta", "r_f", "r_obs", "r_next_obs", "r_mask", "r_legal", "r_next_legal", "q_obs",
+        "q_act", "q_legal", "q_rew", "q_age", "q_cnt", "q_mask", "seg_idx", "seg_rew", "seg_cnt", "tele",
+        "pending", "episodes", "rdy_seq", "rdy_data", "rdy_pos",
+    )  # fmt: skip
+
+    def _build_E(self) -> None:
+        self.E = tuple(self._arrays[n] for n in self._ORDER)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._arrays[name]
+
+    def _grow(self, name: str, rows: int, axis: int = 0) -> None:
+        a = self._arrays[name]
+        if a.shape[axis] >= rows:
+            return
+        shape = list(a.shape)
+        shape[axis] = max(rows, 2 * a.shape[axis])
+        b = np.zeros(shape, a.dtype)
+        idx = tuple(slice(0, s) for s in a.shape)
+        b[idx] = a
+        self._arrays[name] = b
+
+    def _ensure_capacity(self, levels_ahead: int) -> None:
+        """Grow the record pool, episode log and PPO segments for ``levels_ahead`` more levels.
+
+        Only called while no worker runs (every slot parked or not yet started)."""
+        G, N = self.G, self.N
+        need = int(self.ctl[C.C_REC]) + G * N * (levels_ahead + self.n_step + 2)
+        dqn = self.learner_kind == C.LEARNER_DQN
+        for name in ("r_meta", "r_f", "r_obs", "r_mask", "r_legal") + (("r_next_obs", "r_next_legal") if dqn else ()):
+            self._grow(name, need)
+        self._grow("episodes", int(self.ctl[C.C_EPISODES]) + G * (levels_ahead + 2))
+        if self.learner_kind == C.LEARNER_PPO:
+            seg = int(self["seg_cnt"].max()) + levels_ahead + 2
+            self._grow("seg_idx", seg, axis=2)
+            self._grow("seg_rew", seg, axis=2)
+        self.ctl[C.C_REC_CAP] = self._arrays["r_meta"].shape[0]
+        self._build_E()
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _start_helpers(self) -> None:
+        if self.n_threads > 1 and self._helpers is None:
+            self._helpers = _Helpers(self, self.n_threads - 1)
+
+    def close(self) -> None:
+        if self._helpers is not None:
+            self._helpers.close()
+            self._helpers = None
+
+    def _check_error(self) -> None:
+        code = int(self.ctl[C.C_ERROR])
+        if code:
+            raise KernelError(f"reinfors engine kernel error: {_ERRORS.get(code, code)}")
+
+    # -- firing ----------------------------------------------------------------------------------
+
+    def _fire(self, route: int, i: int, fns, validate, tele: dict) -> None:
+        n = int(self.k.arena_fill(self.E, route, i))
+        rows = self._arrays["arena_rows"][route, i]
+        if self.pad and n < self.capacity:
+            rows[n:] = 0.0
+            view = rows
+            tele["padded_rows"] += self.capacity - n
+        else:
+            view = rows[:n]
+        base = sys.getrefcount(view)
+        t0 = time.perf_counter()
+        out = fns[route](view)
+        tele["infer_seconds"] += time.perf_counter() - t0
+        tele["infer_calls"] += 1
+        tele["infer_rows"] += n
+        if self.pad and n < self.capacity and out is not None:
+            out = _trim(out, n, self.capacity)
+        pred = validate(out, n)
+        retained = sys.getrefcount(view) > base
+        nready = self.k.route(self.E, self.spans, self.span_n, route, i, pred, self.ready_buf)
+        if retained:
+            # The callback kept the lent rows: they are never overwritten; the arena stays LENT
+            # (skipped by writers) until the last view dies.
+            weakref.finalize(
+                view, _recycle_later, self._arrays["arena_ctl"], self._arrays["arena_done"], route * self.n_arenas + i
+            )
+        else:
+            _arena.recycle(self._arrays["arena_ctl"], self._arrays["arena_done"], route * self.n_arenas + i)
+        self.k.push_ready(self.E, self.ready_buf, nready)
+
+    # -- the window ------------------------------------------------------------------------------
+
+    def run_window(self, floor: int, fns, validate, tele: dict, progress=None) -> int:
+        """Collect until the records below the target level reach ``floor``; returns the record
+        count (records ``[0, count)`` of the pool, in kernel order)."""
+        G = self.G
+        k, ctl = self.k, self.ctl
+        base = int(self._arrays["sinfo"][:, C.SI_LEVEL].min())
+        target = base + max(1, math.ceil(floor / (G * self.rate)))
+        self._ensure_capacity(target - base)
+        ctl[C.C_TARGET] = target
+        ctl[C.C_FULL] = 0
+        k.unpark_all(self.E)
+        self._queue_emitting()
+        self._start_helpers()
+        helpers = self._helpers
+        if helpers is not None:
+            helpers.wake()
+        stall = [0] * self.n_routes
+        last_fill = [-1] * self.n_routes
+        while True:
+            ctl[C.C_FULL] = 0
+            k.work(self.E, True)
+            self._check_error()
+            k.drain(self.E, self.spans, self.span_n)
+            fired = 0
+            for r in range(self.n_routes):
+                first = int(ctl[C.C_ROUTE_CUR + 8 * r])
+                while True:
+                    i = int(k.sealable(self.E, r, (first + 1) % self.n_arenas))
+                    if i == -1:
+                        break
+                    if i <= -2:
+                        raise KernelError("a worker poisoned an arena")
+                    self._fire(r, i, fns, validate, tele)
+                    fired += 1
+            if fired:
+                if helpers is not None:
+                    helpers.wake()
+                # Stall ladder: a route with open demand that has not advanced across 8 real
+                # fires engine-wide is closed and fired as a partial batch.
+                for r in range(self.n_routes):
+                    cur = int(ctl[C.C_ROUTE_CUR + 8 * r])
+                    fill = int(k.arena_fill(self.E, r, cur))
+                    if fill > 0 and fill == last_fill[r]:
+                        stall[r] += fired
+                        if stall[r] >= 8:
+                            self._close_and_fire(r, fns, validate, tele)
+                            tele["stall_closes"] += 1
+                            stall[r] = 0
+                    else:
+                        stall[r] = 0
+                    last_fill[r] = fill
+                if progress is not None:
+                    progress(int(ctl[C.C_REC]))
+                continue
+            busy = helpers.busy_count() if helpers is not None else 0
+            if busy or int(ctl[C.C_INFLIGHT]) or rings.size(self.rdy[2]):
+                if helpers is not None:
+                    helpers.idle_event.wait(0.002)
+                    helpers.idle_event.clear()
+                continue
+            # Quiescent: nothing in flight, nothing ready.
+            if int(ctl[C.C_PARKED]) >= G:
+                count = int(ctl[C.C_REC])
+                levels = target - base
+                if count >= floor:
+                    self.levels_done += levels
+                    self.records_done += count
+                    self.rate = max(self.records_done / (G * self.levels_done), 1e-3)
+                    return count
+                # Raise the target deterministically (counts only, never timing).
+                rate = max(count / (G * levels), 1e-3)
+                extra = max(1, math.ceil((floor - count) / (G * rate)))
+                target += extra
+                self._ensure_capacity(target - base)
+                ctl[C.C_TARGET] = target
+                k.unpark_all(self.E)
+                if helpers is not None:
+                    helpers.wake()
+                continue
+            closed_any = False
+            for r in range(self.n_routes):
+                if self._close_and_fire(r, fns, validate, tele):
+                    closed_any = True
+            if not closed_any:
+                raise KernelError("engine stalled: slots blocked with nothing in flight")
+            if helpers is not None:
+                helpers.wake()
+
+    def _close_and_fire(self, r, fns, validate, tele) -> bool:
+        i = int(self.k.close_open(self.E, r))
+        if i < 0:
+            return False
+        # Writers finish their commits quickly; wait for the arena to settle, then fire.
+        while int(self.k.sealable(self.E, r, i)) != i:
+            self._check_error()
+        self.k.drain(self.E, self.spans, self.span_n)
+        self._fire(r, i, fns, validate, tele)
+        return True
+
+    def _queue_emitting(self) -> None:
+        sinfo = self._arrays["sinfo"]
+        ready = np.flatnonzero((sinfo[:, C.SI_STATUS] == C.ST_EMIT) | (sinfo[:, C.SI_STATUS] == C.ST_RESUME))
+        if len(ready):
+            self.k.push_ready(self.E, ready.astype(np.int64), len(ready))
+
+    def reset_pool(self) -> None:
+        self.ctl[C.C_REC] = 0
+        self.ctl[C.C_EPISODES] = 0
+
+
+def _trim(out, n, cap):
+    """Drop the outputs of pad rows (``cap - n`` trailing rows)."""
+    if isinstance(out, tuple):
+        return tuple(x[:n] if isinstance(x, np.ndarray) and x.ndim >= 1 and x.shape[0] == cap else x for x in out)
+    if isinstance(out, np.ndarray) and out.ndim >= 1 and out.shape[0] == cap:
+        return out[:n]
+    return out
+
+
+def _recycle_later(arena_ctl, arena_done, ai: int) -> None:
+    _arena.recycle(arena_ctl, arena_done, ai)

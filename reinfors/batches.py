@@ -1,0 +1,164 @@
+"""Learner-shaped batch types returned by ``Engine.collect`` (one row per record).
+
+All arrays are NumPy; observations are flattened float32 ``(M, obs_size)``; action-indexed
+fields use the encoder's head frame; CSR legal sets are ``ids[offsets[i]:offsets[i+1]]`` with
+``offsets`` of length ``M + 1``.  ``TreeStrapBatch``, ``DqnBatch`` and ``AlphaZeroBatch`` also
+unpack positionally (the original's tuple form); ``PpoBatch`` is named-access only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._validate import as_unsigned
+
+__all__ = ["TreeStrapBatch", "DqnBatch", "AlphaZeroBatch", "PpoBatch"]
+
+
+class _Batch:
+    """Named fields (the same array object on every access) plus the sequence protocol."""
+
+    _FIELDS: tuple[str, ...] = ()
+    _POSITIONAL: tuple[str, ...] = ()
+
+    def __init__(self, **fields: Any):
+        missing = set(self._FIELDS) - set(fields)
+        if missing:
+            raise TypeError(f"{type(self).__name__} missing fields {sorted(missing)}")
+        for name in self._FIELDS:
+            object.__setattr__(self, "_" + name, fields[name])
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"attribute '{name}' of '{type(self).__name__}' objects is not writable")
+
+    def __len__(self) -> int:
+        return len(self._POSITIONAL)
+
+    def __getitem__(self, i):
+        i = as_unsigned("idx", i)
+        if i >= len(self._POSITIONAL):
+            raise IndexError(f"{type(self).__name__} index out of range")
+        return getattr(self, "_" + self._POSITIONAL[i])
+
+    def __iter__(self):
+        return iter([getattr(self, "_" + n) for n in self._POSITIONAL])
+
+    def __repr__(self) -> str:
+        obs = getattr(self, "_obs", None)
+        m = 0 if obs is None else obs.shape[0]
+        return f"{type(self).__name__}(records={m})"
+
+
+def _field(name: str, doc: str):
+    return property(lambda self: getattr(self, "_" + name), doc=doc)
+
+
+class TreeStrapBatch(_Batch):
+    """``obs, targets, masks, telemetry = batch``; also ``players``."""
+
+    _FIELDS = ("obs", "players", "targets", "masks", "telemetry")
+    _POSITIONAL = ("obs", "targets", "masks", "telemetry")
+    obs = _field("obs", "float32 (M, obs_size)")
+    players = _field("players", "int64 (M,) perspective player")
+    targets = _field("targets", "float64 (M, heads, A) searched action targets")
+    masks = _field("masks", "float32 (M, heads) bootstrap membership")
+    telemetry = _field("telemetry", "dict of collection telemetry")
+
+
+class DqnBatch(_Batch):
+    """``obs, actions, rewards, next_obs, dones, masks, telemetry = batch``; plus ``players``,
+    ``can_bootstrap``, ``discounts`` and the legal CSR fields."""
+
+    _FIELDS = (
+        "obs",
+        "players",
+        "actions",
+        "rewards",
+        "next_obs",
+        "dones",
+        "can_bootstrap",
+        "discounts",
+        "masks",
+        "legal_ids",
+        "legal_offsets",
+        "next_legal_ids",
+        "next_legal_offsets",
+        "telemetry",
+    )
+    _POSITIONAL = ("obs", "actions", "rewards", "next_obs", "dones", "masks", "telemetry")
+    obs = _field("obs", "float32 (M, obs_size)")
+    players = _field("players", "int64 (M,)")
+    actions = _field("actions", "int64 (M,) head-frame action")
+    rewards = _field("rewards", "float64 (M,) n-step discounted reward sum")
+    next_obs = _field("next_obs", "float32 (M, obs_size)")
+    dones = _field("dones", "bool (M,) episode ended (not the bootstrap rule)")
+    can_bootstrap = _field("can_bootstrap", "bool (M,) true iff the next legal slice is non-empty")
+    discounts = _field("discounts", "float64 (M,) gamma**k, 0 when not bootstrappable")
+    masks = _field("masks", "float32 (M, heads) bootstrap membership")
+    legal_ids = _field("legal_ids", "int64 CSR ids of current legal actions")
+    legal_offsets = _field("legal_offsets", "int64 (M+1,) CSR offsets")
+    next_legal_ids = _field("next_legal_ids", "int64 CSR ids of successor legal actions")
+    next_legal_offsets = _field("next_legal_offsets", "int64 (M+1,) CSR offsets")
+    telemetry = _field("telemetry", "dict of collection telemetry")
+
+
+class AlphaZeroBatch(_Batch):
+    """``obs, policy_targets, value_targets, policy_weights, telemetry = batch``; plus
+    ``players`` and the legal CSR fields."""
+
+    _FIELDS = (
+        "obs",
+        "players",
+        "policy_targets",
+        "value_targets",
+        "policy_weights",
+        "legal_ids",
+        "legal_offsets",
+        "telemetry",
+    )
+    _POSITIONAL = ("obs", "policy_targets", "value_targets", "policy_weights", "telemetry")
+    obs = _field("obs", "float32 (M, obs_size)")
+    players = _field("players", "int64 (M,)")
+    policy_targets = _field("policy_targets", "float64 (M, A) root visit distribution")
+    value_targets = _field("value_targets", "float64 (M,) discounted realised return")
+    policy_weights = _field("policy_weights", "float64 (M,) 1 = mover row, 0 = value-only row")
+    legal_ids = _field("legal_ids", "int64 CSR ids")
+    legal_offsets = _field("legal_offsets", "int64 (M+1,) CSR offsets")
+    telemetry = _field("telemetry", "dict of collection telemetry")
+
+
+class PpoBatch(_Batch):
+    """Named access only: ``obs, players, actions, behavior_log_probs, advantages, returns,
+    values, legal_ids, legal_offsets, telemetry``."""
+
+    _FIELDS = (
+        "obs",
+        "players",
+        "actions",
+        "behavior_log_probs",
+        "advantages",
+        "returns",
+        "values",
+        "legal_ids",
+        "legal_offsets",
+        "telemetry",
+    )
+    obs = _field("obs", "float32 (M, obs_size)")
+    players = _field("players", "int64 (M,)")
+    actions = _field("actions", "int64 (M,) head-frame action")
+    behavior_log_probs = _field("behavior_log_probs", "float64 (M,) masked-softmax log-prob")
+    advantages = _field("advantages", "float64 (M,) GAE(lambda)")
+    returns = _field("returns", "float64 (M,) advantages + values")
+    values = _field("values", "float64 (M,) collection-time critic")
+    legal_ids = _field("legal_ids", "int64 CSR ids")
+    legal_offsets = _field("legal_offsets", "int64 (M+1,) CSR offsets")
+    telemetry = _field("telemetry", "dict of collection telemetry")
+
+    def __len__(self):
+        raise TypeError("object of type 'PpoBatch' has no len()")
+
+    def __getitem__(self, i):
+        raise TypeError("'PpoBatch' object is not subscriptable")
+
+    def __iter__(self):
+        raise TypeError("'PpoBatch' object is not iterable")

@@ -1,0 +1,72 @@
+"""``rf.chance_modes`` — how a search consumes a game's declared chance (policy ``chance=``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._validate import as_unsigned
+
+__all__ = ["ChanceModeHandle", "AlwaysResample", "Committed", "ExpandAll", "make", "registered"]
+
+MAX_SAMPLES = 1 << 20
+
+
+class ChanceModeHandle:
+    """A chance mode (opaque): ``AlwaysResample()``, ``Committed(samples=1)`` or ``ExpandAll()``."""
+
+    __slots__ = ("_name", "_samples")
+
+    def __init__(self, name: str, samples: int = 0):
+        self._name = name
+        self._samples = samples
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def _config(self) -> dict:
+        if self._name == "committed":
+            return {"name": "committed", "samples": self._samples}
+        return {"name": self._name}
+
+    def __repr__(self) -> str:
+        return f"ChanceModeHandle({self._config()})"
+
+    @staticmethod
+    def AlwaysResample() -> ChanceModeHandle:
+        """Draw a fresh outcome on every traversal (unbiased; the default of AlphaZero/Mcts)."""
+        return ChanceModeHandle("always_resample")
+
+    @staticmethod
+    def Committed(samples=1) -> ChanceModeHandle:
+        """Freeze ``samples`` draws per chance edge (for wide fans)."""
+        k = as_unsigned("samples", samples)
+        if k < 1:
+            raise ValueError("samples must be >= 1")
+        if k > MAX_SAMPLES:
+            raise ValueError(f"samples must be <= {MAX_SAMPLES} (got {k})")
+        return ChanceModeHandle("committed", k)
+
+    @staticmethod
+    def ExpandAll() -> ChanceModeHandle:
+        """Evaluate every outcome with its probability (exact for narrow fans)."""
+        return ChanceModeHandle("expand_all")
+
+
+AlwaysResample = ChanceModeHandle.AlwaysResample
+Committed = ChanceModeHandle.Committed
+ExpandAll = ChanceModeHandle.ExpandAll
+
+_REGISTRY = {"always_resample": AlwaysResample, "committed": Committed, "expand_all": ExpandAll}
+
+
+def registered() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def make(name: str, **kwargs: Any) -> ChanceModeHandle:
+    try:
+        ctor = _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise KeyError(f"unknown chance mode {name!r}; registered: {registered()}") from None
+    return ctor(**kwargs)

@@ -1,0 +1,490 @@
+"""``rf.Engine`` — the parallel self-play collector.
+
+``Engine(game, reward, policy, learner, n_games, ...)`` validates the composition (the
+original's types, ranges, pairing rules and messages), then owns a :class:`Runtime`: slots as
+preallocated arrays, worker threads running nogil kernels, routes with arena chains, and the
+scheduler that ``collect`` runs on the calling thread.  ``collect(n_records, infer)`` returns a
+learner-shaped batch (``DqnBatch`` / ``PpoBatch`` / ...) with at least ``n_records`` records and
+the 22 telemetry keys.
+
+Batches are bit-identical for the same seed at any ``n_threads`` and ``batch_size`` (records are
+windowed by decision level and ordered by (level, slot); see ``_runtime/runtime.py``), provided
+the callback is row-independent — which the inference cache also requires.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+from . import _canon
+from ._runtime.routes import PVValidator, QValidator, resolve_infer
+from ._runtime.runtime import Runtime
+from ._validate import as_bool, as_float, as_unsigned
+from .batches import DqnBatch, PpoBatch
+from .games import GameHandle
+from .jit import engine_codes as C
+from .learners import CATALOGUE_COMPAT, PAIRS, LearnerHandle
+from .policies import PolicyHandle
+from .rewards import Reward
+
+__all__ = ["Engine"]
+
+MAX_GAMES = 65536
+MAX_THREADS = 512
+MAX_HEADS = 4096
+MAX_BATCH = 1 << 20
+MAX_SIMS = 1 << 20
+BYTE_CEILING = 1 << 29
+CONFIG_SCHEMA = 1
+
+TELEMETRY_KEYS = (
+    "episodes",
+    "decisions",
+    "max_depth",
+    "mean_leaves",
+    "mean_rounds",
+    "mean_expansions",
+    "mean_sigma",
+    "mean_disagreement",
+    "infer_seconds",
+    "infer_calls",
+    "infer_rows",
+    "padded_rows",
+    "cache_lookups",
+    "cache_hits",
+    "cache_demotions",
+    "stall_closes",
+    "stall_releases",
+    "terminal_sims",
+    "depthcap_sims",
+    "requested_rows",
+    "tail_rows",
+    "extra_eval_rows",
+)
+
+_HELD = (
+    "this engine is held by a collect_stream (call its stop() to get the engine back) — or was "
+    "permanently forfeited because a stream was dropped without stop()"
+)
+
+
+def _compat_error() -> ValueError:
+    return ValueError(f"incompatible policy/learner composition; see {CATALOGUE_COMPAT}")
+
+
+def _check_engine_ranges(policy: PolicyHandle) -> None:
+    """Engine-time ranges of policy knobs (the original checks these at composition)."""
+    p = policy._params
+    name = policy.name
+    if "n_heads" in p:
+        if p["n_heads"] < 1:
+            raise ValueError("n_heads must be >= 1")
+        if p["n_heads"] > MAX_HEADS:
+            raise ValueError(f"n_heads must be <= {MAX_HEADS} (got {p['n_heads']})")
+    if "num_simulations" in p:
+        lo = 2 if name == "alphazero" else 1
+        if p["num_simulations"] < lo:
+            raise ValueError(f"num_simulations must be >= {lo}")
+        if p["num_simulations"] > MAX_SIMS:
+            raise ValueError(f"num_simulations must be <= {MAX_SIMS} (got {p['num_simulations']})")
+    for key in ("max_depth", "expansion_budget", "top_k"):
+        if key in p and p[key] is not None and p[key] < 1:
+            raise ValueError(f"{key} must be >= 1")
+
+
+class Engine:
+    """Parallel self-play collector: ``Engine(game, reward, policy, learner, n_games, ...)``."""
+
+    def __init__(
+        self,
+        game,
+        reward,
+        policy,
+        learner,
+        n_games,
+        seed=0,
+        start_buffer=False,
+        start_buffer_capacity=1000,
+        p_fresh=0.05,
+        infer_cache=0,
+        learn_players=None,
+        pad=False,
+        batch_size=0,
+        n_threads=0,
+    ):
+        if not isinstance(game, GameHandle):
+            raise TypeError(f"argument 'game': '{type(game).__name__}' object cannot be converted to 'GameHandle'")
+        if reward is not None and not isinstance(reward, Reward):
+            raise TypeError(f"argument 'reward': '{type(reward).__name__}' object cannot be converted to 'Reward'")
+        if not isinstance(policy, PolicyHandle):
+            raise TypeError(
+                f"argument 'policy': '{type(policy).__name__}' object cannot be converted to 'PolicyHandle'"
+            )
+        if not isinstance(learner, LearnerHandle):
+            raise TypeError(
+                f"argument 'learner': '{type(learner).__name__}' object cannot be converted to 'LearnerHandle'"
+            )
+        n_games = as_unsigned("n_games", n_games)
+        seed = as_unsigned("seed", seed)
+        start_buffer = as_bool("start_buffer", start_buffer)
+        start_buffer_capacity = as_unsigned("start_buffer_capacity", start_buffer_capacity)
+        p_fresh = as_float("p_fresh", p_fresh)
+        infer_cache = as_unsigned("infer_cache", infer_cache)
+        pad = as_bool("pad", pad)
+        batch_size = as_unsigned("batch_size", batch_size)
+        n_threads = as_unsigned("n_threads", n_threads)
+        d = game._def
+        weights_map = (reward or Reward())._resolve(d.reward_keys, d.reward_defaults)
+        if learn_players is not None:
+            if isinstance(learn_players, (str, bytes)) or not hasattr(learn_players, "__iter__"):
+                raise TypeError(
+                    f"argument 'learn_players': '{type(learn_players).__name__}' object cannot be converted to 'PyList'"
+                )
+            learn_players = [as_unsigned("learn_players", p) for p in learn_players]
+            if not learn_players:
+                raise ValueError("learn_players must name at least one player")
+            for p in learn_players:
+                if p >= d.n_players:
+                    raise ValueError(f"learn player {p} out of range (this game has {d.n_players} players)")
+        if n_games < 1:
+            raise ValueError("n_games must be >= 1")
+        if n_games > MAX_GAMES:
+            raise ValueError(f"n_games must be <= {MAX_GAMES} (got {n_games})")
+        if batch_size > MAX_BATCH:
+            raise ValueError(f"batch_size must be <= {MAX_BATCH} (got {batch_size})")
+        if n_threads > MAX_THREADS:
+            raise ValueError(f"n_threads must be <= {MAX_THREADS} (got {n_threads})")
+        if policy.name not in PAIRS[learner.name]:
+            raise _compat_error()
+        _check_engine_ranges(policy)
+        if policy.name in ("alphazero", "mcts", "minimax", "selective_expectimax") and d.has_info_key:
+            label = {
+                "alphazero": "AlphaZero",
+                "mcts": "Mcts",
+                "minimax": "Minimax",
+                "selective_expectimax": "SelectiveExpectimax",
+            }[policy.name]
+            raise ValueError(
+                f"the {label} policy searches the true state and would be clairvoyant on this "
+                f"hidden-information game; see {CATALOGUE_COMPAT}"
+            )
+        if policy.name == "minimax":
+            if d.simultaneous or d.n_players != 2:
+                raise ValueError(f"Minimax requires a two-player sequential game; see {CATALOGUE_COMPAT}")
+            w = weights_map
+            if "win" in w and (w.get("loss") != -w["win"] or w.get("draw", 0.0) != 0.0):
+                raise ValueError(
+                    "Minimax's zero-sum negation requires an antisymmetric reward: set loss = -win and draw = 0"
+                )
+        if policy.name == "mcts" and not d.simultaneous and d.n_players > 2:
+            raise ValueError(f"Mcts supports sequential games with at most two players; see {CATALOGUE_COMPAT}")
+        if start_buffer and d.name != "snake":
+            raise ValueError(f"this game does not support start_buffer; see {CATALOGUE_COMPAT}")
+        if pad and batch_size == 0:
+            pass  # pads to the resolved default batch size
+        heads = policy.n_heads if policy.output == "q" else 1
+        sim_agents = d.n_players if d.simultaneous else 1
+        width_desc = f"{heads} heads x {d.n_actions} actions"
+        if (
+            n_games * sim_agents * d.obs_size * 4 >= BYTE_CEILING
+            or n_games * sim_agents * heads * d.n_actions * 8 >= BYTE_CEILING
+        ):
+            agents = f"{sim_agents} simultaneous agents" if sim_agents > 1 else "1 agent"
+            raise ValueError(
+                f"n_games ({n_games}) is too large for this composition: with {agents} per game, observation "
+                f"input (rows x {d.obs_size} f32) and callback output (rows x {width_desc} f64) must each stay "
+                f"under {BYTE_CEILING} bytes"
+            )
+        self._game, self._reward, self._policy, self._learner = game, reward, policy, learner
+        self._weights_map = weights_map
+        self._n_games, self._seed = n_games, seed
+        self._start_buffer = (start_buffer, start_buffer_capacity, p_fresh)
+        self._infer_cache = infer_cache
+        self._learn_players = learn_players
+        self._pad, self._batch_size, self._n_threads = pad, batch_size, n_threads
+        self._generation = 0
+        self._gen_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._held = False
+        self._rt: Runtime | None = None
+        if policy.name not in ("epsilon_greedy_q", "ppo"):
+            raise NotImplementedError(
+                f"policy {policy.name!r} is not available in this build yet; the model-free policies "
+                "(EpsilonGreedyQ, Ppo) are"
+            )
+        if infer_cache:
+            raise NotImplementedError("infer_cache > 0 is not available in this build yet; use infer_cache=0")
+        if start_buffer:
+            raise NotImplementedError("start_buffer is not available in this build yet; use start_buffer=False")
+
+    # -- configuration --------------------------------------------------------------------------
+
+    def resolved_config(self) -> dict:
+        """The fully resolved composition (defaults filled in), JSON-compatible."""
+        sb, cap, pf = self._start_buffer
+        from . import __version__
+
+        return {
+            "engine": {
+                "batch_size": self._batch_size or None,
+                "infer_cache": self._infer_cache,
+                "learn_players": None if self._learn_players is None else list(self._learn_players),
+                "n_games": self._n_games,
+                "n_threads": self._n_threads,
+                "pad": True if self._pad else None,
+                "seed": self._seed,
+                "start_buffer": {"capacity": cap, "p_fresh": pf} if sb else None,
+            },
+            "game": self._game._resolved(),
+            "learner": self._learner._config(),
+            "policy": self._policy._config(),
+            "reinfors_version": __version__,
+            "reward": dict(sorted(self._weights_map.items())),
+            "schema_version": CONFIG_SCHEMA,
+        }
+
+    def config_fingerprint(self) -> str:
+        """64 lowercase hex chars over the canonical composition (batch_size, n_threads, pad and
+        infer_cache included)."""
+        return _canon.fingerprint(self.resolved_config())
+
+    # -- weights ----------------------------------------------------------------------------------
+
+    def weights_updated(self, player=None) -> None:
+        """Bump the weights generation (thread-safe; callable during a stream).  With the cache
+        off this only counts."""
+        if player is not None:
+            p = as_unsigned("player", player)
+            n = self._game._def.n_players
+            if p >= n:
+                raise ValueError(f"player {p} out of range (this game has {n} players)")
+        with self._gen_lock:
+            self._generation += 1
+
+    # -- collection -------------------------------------------------------------------------------
+
+    def _runtime(self) -> Runtime:
+        if self._rt is None:
+            d = self._game._def
+            pol, lrn = self._policy, self._learner
+            n = self._n_games
+            batch = self._batch_size or max(1, n // 2)
+            threads = self._n_threads or min(os.cpu_count() or 1, n)
+            learn = np.zeros(d.n_players, np.int64)
+            for p in self._learn_players if self._learn_players is not None else range(d.n_players):
+                learn[p] = 1
+            lp = lrn._params
+            if pol.output == "q":
+                width = pol.n_heads * d.n_actions
+            else:
+                width = d.n_actions + 1
+            self._rt = Runtime(
+                d,
+                policy_kind=C.POLICY_EGQ if pol.name == "epsilon_greedy_q" else C.POLICY_PPO,
+                learner_kind=C.LEARNER_DQN if lrn.name == "dqn" else C.LEARNER_PPO,
+                n_games=n,
+                seed=self._seed,
+                batch_size=batch,
+                n_threads=threads,
+                learn=learn,
+                n_routes=1,
+                pad=self._pad,
+                weights=[self._weights_map[k] for k in d.reward_keys],
+                n_heads=pol.n_heads if pol.output == "q" else 1,
+                n_step=lp.get("n_step", 1),
+                epsilon=pol._params.get("epsilon", 0.0),
+                gamma=lp.get("gamma", 0.99),
+                lam=lp.get("lam", 0.95),
+                bootstrap_p=lp.get("bootstrap_p", 1.0),
+                width=width,
+            )
+        return self._rt
+
+    def _validator(self):
+        d = self._game._def
+        pol = self._policy
+        if pol.output == "q":
+            return QValidator(pol.n_heads, d.n_actions)
+        return PVValidator(d.n_actions, "AlphaZero" if pol.name == "alphazero" else "Ppo")
+
+    def collect(self, n_records, infer, *, progress: bool = False):
+        """Collect at least ``n_records`` records (a floor; batches may exceed it).
+
+        ``infer(obs)`` receives float32 ``(rows, obs_size)`` (a zero-copy, C-contiguous view)
+        and returns the policy's output; a sequence of one callable per player routes each
+        player's rows to its own callback.  Errors raised by the callback propagate with their own
+        type, and the engine stays usable.  ``progress=True`` shows a tqdm bar of records.
+        """
+        n_records = as_unsigned("n_records", n_records)
+        fns = resolve_infer(infer, self._game._def.n_players)
+        if self._held:
+            raise RuntimeError(_HELD)
+        with self._lock:
+            return self._collect(n_records, fns, progress)
+
+    def _collect(self, n_records, fns, progress):
+        tele = {k: 0 for k in TELEMETRY_KEYS}
+        tele["episodes"] = []
+        tele["infer_seconds"] = 0.0
+        for k in ("mean_leaves", "mean_rounds", "mean_expansions", "mean_sigma", "mean_disagreement"):
+            tele[k] = 0.0
+        if n_records == 0:
+            return self._build_batch(np.zeros(0, np.int64), tele)
+        if len(fns) > 1:
+            if self._pad:
+                raise ValueError("pad supports a single shared infer callback")
+            raise NotImplementedError("per-player infer callbacks are not available in this build yet")
+        rt = self._runtime()
+        validate = self._validator()
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=n_records, unit="rec", desc="collect")
+
+        def tick(n):
+            if bar is not None:
+                bar.n = min(n, n_records)
+                bar.refresh()
+
+        tele_before = rt["tele"].sum(axis=0).copy()
+        try:
+            count = rt.run_window(n_records, fns, validate, tele, tick)
+        except BaseException:
+            self._recover()
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+        delta = rt["tele"].sum(axis=0) - tele_before
+        tele["decisions"] = int(delta[C.TL_DECISIONS])
+        tele["requested_rows"] = int(delta[C.TL_REQUESTED])
+        tele["tail_rows"] = int(delta[C.TL_TAIL])
+        n_eps = int(rt.ctl[C.C_EPISODES])
+        eps = rt["episodes"][:n_eps]
+        order = np.lexsort((eps[:, 0], eps[:, 2])) if n_eps else np.zeros(0, np.int64)
+        N = self._game._def.n_players
+        tele["episodes"] = [[[float(x) for x in eps[i, 3 : 3 + N]], int(eps[i, 1]), False] for i in order]
+        batch = self._build_batch(np.arange(count), tele)
+        rt.reset_pool()
+        return batch
+
+    def _recover(self) -> None:
+        """After a callback error the in-flight window is abandoned: rebuild the runtime at the
+        last completed window boundary so the next collect works (records of the failed window
+        are not delivered)."""
+        rt = self._rt
+        if rt is not None:
+            rt.close()
+        self._rt = None
+
+    def _build_batch(self, idx, tele):
+        rt = self._rt
+        if rt is None or len(idx) == 0:
+            return self._empty_batch(tele)
+        meta = rt["r_meta"][idx]
+        order = np.lexsort((meta[:, C.RM_SEQ], meta[:, C.RM_SLOT], meta[:, C.RM_LEVEL]))
+        sel = idx[order]
+        meta = meta[order]
+        legal = rt["r_legal"][sel]
+        legal_ids, legal_off = _csr(legal)
+        common = dict(
+            obs=rt["r_obs"][sel],
+            players=meta[:, C.RM_PLAYER].copy(),
+            legal_ids=legal_ids,
+            legal_offsets=legal_off,
+            telemetry=tele,
+        )
+        f = rt["r_f"][sel]
+        if self._learner.name == "dqn":
+            flags = meta[:, C.RM_FLAGS]
+            next_ids, next_off = _csr(rt["r_next_legal"][sel])
+            return DqnBatch(
+                actions=meta[:, C.RM_ACTION].copy(),
+                rewards=f[:, C.RF_REWARD].copy(),
+                next_obs=rt["r_next_obs"][sel],
+                dones=(flags & 1).astype(bool),
+                can_bootstrap=(flags & 2).astype(bool),
+                discounts=f[:, C.RF_DISCOUNT].copy(),
+                masks=rt["r_mask"][sel],
+                next_legal_ids=next_ids,
+                next_legal_offsets=next_off,
+                **common,
+            )
+        return PpoBatch(
+            actions=meta[:, C.RM_ACTION].copy(),
+            behavior_log_probs=f[:, C.RF_LOGP].copy(),
+            advantages=f[:, C.RF_ADV].copy(),
+            returns=f[:, C.RF_RET].copy(),
+            values=f[:, C.RF_VALUE].copy(),
+            **common,
+        )
+
+    def _empty_batch(self, tele):
+        d = self._game._def
+        O = d.obs_size
+        e_i = np.zeros(0, np.int64)
+        e_f = np.zeros(0, np.float64)
+        common = dict(
+            obs=np.zeros((0, O), np.float32),
+            players=e_i,
+            legal_ids=e_i.copy(),
+            legal_offsets=np.zeros(1, np.int64),
+            telemetry=tele,
+        )
+        if self._learner.name == "dqn":
+            H = self._policy.n_heads
+            return DqnBatch(
+                actions=e_i.copy(),
+                rewards=e_f,
+                next_obs=np.zeros((0, O), np.float32),
+                dones=np.zeros(0, bool),
+                can_bootstrap=np.zeros(0, bool),
+                discounts=e_f.copy(),
+                masks=np.zeros((0, H), np.float32),
+                next_legal_ids=e_i.copy(),
+                next_legal_offsets=np.zeros(1, np.int64),
+                **common,
+            )
+        return PpoBatch(
+            actions=e_i.copy(),
+            behavior_log_probs=e_f,
+            advantages=e_f.copy(),
+            returns=e_f.copy(),
+            values=e_f.copy(),
+            **common,
+        )
+
+    # -- not yet available ------------------------------------------------------------------------
+
+    def collect_stream(self, collect_size, infer, depth=...):
+        """Background collection (not available in this build yet)."""
+        raise NotImplementedError("collect_stream is not available in this build yet")
+
+    def snapshot(self, policy_version=None):
+        """Engine snapshots (not available in this build yet)."""
+        raise NotImplementedError("Engine.snapshot is not available in this build yet")
+
+    def restore(self, snapshot, expect_policy_version=None):
+        """Engine restore (not available in this build yet)."""
+        raise NotImplementedError("Engine.restore is not available in this build yet")
+
+    def __del__(self):
+        rt = getattr(self, "_rt", None)
+        if rt is not None:
+            rt.close()
+
+    def __repr__(self) -> str:
+        return f"Engine({self._game.name!r}, {self._policy.name!r}, {self._learner.name!r}, n_games={self._n_games})"
+
+
+def _csr(mask: np.ndarray):
+    """Dense ``(M, A)`` uint8 legality → (ids, offsets) CSR (row-major, ascending ids)."""
+    _, ids = np.nonzero(mask)
+    counts = mask.astype(bool).sum(axis=1)
+    offsets = np.zeros(mask.shape[0] + 1, np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return ids.astype(np.int64), offsets

@@ -1,0 +1,120 @@
+"""Named indices and codes shared by the engine kernels and the Python scheduler.
+
+Everything the collection runtime shares between threads is a NumPy array; these constants name
+its cells, so kernels and orchestration agree on one layout.
+
+``cfg: [CFG_SIZE] int64`` — immutable per engine (written before workers start)::
+
+``ctl: [CTL_SIZE] int64`` — live control words, touched with atomics only (each on its own
+cache line: index ``8 * k``)::
+
+Slot status codes (``status: [G] int64``)::
+
+    EMIT      the slot observes its next decision (encode + legal) and requests rows
+    WAIT      its rows are in flight; the scheduler will route predictions back
+    RESUME    predictions arrived: choose, step, record, go on
+    PARK      reached the window target level (observation done, nothing requested)
+    TAIL      waiting for critic tail rows (PPO bootstrap at truncation / window end)
+"""
+
+from __future__ import annotations
+
+# -- cfg ------------------------------------------------------------------------------------------
+CFG_G = 0  # n_games (slots)
+CFG_N = 1  # players
+CFG_A = 2  # actions
+CFG_O = 3  # flattened observation size
+CFG_ROUTES = 4  # inference routes (1 shared, or one per player)
+CFG_ARENAS = 5  # arenas per route
+CFG_CAP = 6  # rows per arena (batch_size)
+CFG_POLICY = 7  # POLICY_* code
+CFG_LEARNER = 8  # LEARNER_* code
+CFG_HEADS = 9  # Q heads
+CFG_NSTEP = 10  # DQN n-step
+CFG_HORIZON = 11  # engine truncation horizon in ticks (0 = none)
+CFG_W = 12  # prediction width per row (H * A for Q, A + 1 for logits + value)
+CFG_SIMUL = 13  # 1 for simultaneous games
+CFG_KEYS = 14  # reward keys
+CFG_CHANCE = 15  # max chance fan
+CFG_SEGMAX = 16  # PPO segment capacity per (slot, player)
+CFG_SIZE = 32
+
+POLICY_EGQ = 0
+POLICY_PPO = 1
+
+LEARNER_DQN = 0
+LEARNER_PPO = 1
+
+# -- fcfg (float64) -------------------------------------------------------------------------------
+F_EPSILON = 0
+F_GAMMA = 1
+F_LAM = 2
+F_BOOTSTRAP_P = 3
+FCFG_SIZE = 8
+
+# -- ctl (atomic int64 words, one per cache line) -------------------------------------------------
+C_TARGET = 0  # window target level T: slots park when they reach it
+C_INFLIGHT = 8  # slot tasks being processed by workers
+C_REC = 16  # record pool cursor
+C_REC_CAP = 24  # record pool capacity
+C_EPISODES = 20  # episode log cursor (shares the record line: both move per record batch)
+C_ERROR = 32  # first error code raised inside a kernel (0 = none)
+C_FULL = 40  # arenas closed full since the scheduler last looked
+C_STOP = 48  # workers exit when set
+C_PARKED = 56  # slots parked at the target
+C_ROUTE_CUR = 64  # + 8 * route: index of the route's open arena
+CTL_BASE = 64
+
+# kernel error codes (C_ERROR)
+ERR_REC_OVERFLOW = 1
+ERR_NO_ARENA = 2
+ERR_SEG_OVERFLOW = 3
+
+# -- slot status ----------------------------------------------------------------------------------
+ST_EMIT = 0
+ST_WAIT = 1
+ST_RESUME = 2
+ST_PARK = 3
+ST_TAIL = 4
+
+# -- messages (ring records of MSG_W int64 words) -------------------------------------------------
+MSG_W = 7
+MSG_EMITTED = 1  # (kind, slot, route, arena, start, rows, row offset): a committed span
+MSG_PARKED = 2  # (kind, slot, level, 0, 0, 0, 0)
+
+# -- per-slot int64 info columns (sinfo: [G, SI_SIZE]) ---------------------------------------------
+SI_STATUS = 0
+SI_LEVEL = 1  # decisions completed by this slot since the engine started
+SI_NACT = 2  # acting agents this decision
+SI_OBSERVED = 3  # 1 when the observation phase of the current level is done
+SI_HEAD = 4  # Q head of the current episode
+SI_SEQ = 5  # records emitted by this slot (ordering key)
+SI_EPLEN = 6  # ticks of the current episode
+SI_NTAIL = 7  # tail rows requested
+SI_TAILKIND = 8  # 1 = truncation tail, 2 = window tail
+SI_ROWS = 9  # rows requested this round
+SI_SIZE = 12
+
+# -- record meta columns (r_meta: [M, RM_SIZE] int64) ----------------------------------------------
+RM_LEVEL = 0
+RM_SLOT = 1
+RM_SEQ = 2
+RM_PLAYER = 3
+RM_ACTION = 4
+RM_FLAGS = 5  # bit 0 done, bit 1 can_bootstrap
+RM_SIZE = 6
+
+# record float columns (r_f: [M, RF_SIZE] float64)
+RF_REWARD = 0  # DQN n-step reward
+RF_DISCOUNT = 1  # DQN gamma**k (0 when not bootstrappable)
+RF_LOGP = 2  # PPO behaviour log-prob
+RF_ADV = 3  # PPO advantage
+RF_RET = 4  # PPO return
+RF_VALUE = 5  # PPO critic value at decision time
+RF_SIZE = 6
+
+# -- telemetry counters (tele: [TL_SIZE] int64, per worker row) ------------------------------------
+TL_DECISIONS = 0
+TL_REQUESTED = 1
+TL_TAIL = 2
+TL_SIZE = 8

@@ -1,0 +1,1 @@
+"""Learner parts: record-building kernels (DQN n-step windows, PPO GAE, ...)."""

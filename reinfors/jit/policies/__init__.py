@@ -1,0 +1,1 @@
+"""Policy parts: action selection kernels, composed by the generated engine kernels."""

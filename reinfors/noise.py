@@ -1,0 +1,58 @@
+"""``rf.noise`` — root exploration noise for AlphaZero (policy ``noise=``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ._validate import as_float, unit_interval
+
+__all__ = ["NoiseHandle", "Dirichlet", "make", "registered"]
+
+
+class NoiseHandle:
+    """Root noise (opaque).  ``Dirichlet(epsilon=0.25, alpha=0.3, scope="requester")``."""
+
+    __slots__ = ("_epsilon", "_alpha", "_scope")
+
+    def __init__(self, epsilon: float, alpha: float, scope: str):
+        self._epsilon, self._alpha, self._scope = epsilon, alpha, scope
+
+    def _config(self) -> dict:
+        return {"alpha": self._alpha, "epsilon": self._epsilon, "name": "dirichlet", "scope": self._scope}
+
+    def __repr__(self) -> str:
+        return f"NoiseHandle({self._config()})"
+
+    @staticmethod
+    def Dirichlet(epsilon=0.25, alpha=0.3, scope="requester") -> NoiseHandle:
+        """Mix ``epsilon`` of a symmetric Dirichlet(``alpha``) draw into the root prior.
+
+        ``scope="requester"`` perturbs only the requesting player's root prior in simultaneous
+        trees; ``"all"`` perturbs every player's.
+        """
+        eps = unit_interval("epsilon", epsilon)
+        a = as_float("alpha", alpha, finite=False)
+        if not (math.isfinite(a) and a > 0.0):
+            raise ValueError("alpha must be finite and > 0")
+        if not isinstance(scope, str):
+            raise TypeError(f"argument 'scope': '{type(scope).__name__}' object cannot be converted to 'PyString'")
+        if scope not in ("requester", "all"):
+            raise ValueError(f'unknown scope "{scope}"; expected "requester" or "all"')
+        return NoiseHandle(eps, a, scope)
+
+
+Dirichlet = NoiseHandle.Dirichlet
+_REGISTRY = {"dirichlet": Dirichlet}
+
+
+def registered() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def make(name: str, **kwargs: Any) -> NoiseHandle:
+    try:
+        ctor = _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise KeyError(f"unknown noise {name!r}; registered: {registered()}") from None
+    return ctor(**kwargs)

@@ -1,0 +1,253 @@
+"""``rf.policies`` — policy handles: how a slot chooses its actions.
+
+Each constructor validates its knobs (the original's types, ranges and messages) and returns an
+opaque :class:`PolicyHandle`; composition checks (pairing with a learner, suitability for a
+game, Engine-time ranges) happen when an ``Engine`` is built.  Model-free policies
+(``EpsilonGreedyQ``, ``Ppo``) use exactly one inference round per decision; search policies
+(``AlphaZero``, ``Mcts``, ``Minimax``, ``SelectiveExpectimax``) pool many rounds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._validate import as_float, as_signed, as_unsigned, nonneg_finite, unit_interval
+from .chance_modes import ChanceModeHandle
+from .noise import NoiseHandle
+
+__all__ = [
+    "PolicyHandle",
+    "EpsilonGreedyQ",
+    "Ppo",
+    "AlphaZero",
+    "Mcts",
+    "Minimax",
+    "SelectiveExpectimax",
+    "make",
+    "registered",
+]
+
+# Which inference output a policy's callback returns.
+Q_OUTPUT = "q"  # ndarray (rows, n_heads, A)
+PV_OUTPUT = "pv"  # tuple (logits (rows, >= A), values (rows,))
+
+_NOISE_DEFAULT = ...
+
+
+def _chance(chance, default: str, name: str):
+    if chance is None:
+        return ChanceModeHandle(default) if default != "committed" else ChanceModeHandle("committed", 1)
+    if not isinstance(chance, ChanceModeHandle):
+        raise TypeError(
+            f"argument 'chance': '{type(chance).__name__}' object cannot be converted to 'ChanceModeHandle'"
+        )
+    return chance
+
+
+def _choice(label: str, value, options: tuple[str, ...], arg: str | None = None) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"argument '{arg or label}': '{type(value).__name__}' object cannot be converted to 'PyString'")
+    if value not in options:
+        expected = " or ".join(f'"{o}"' for o in options)
+        raise ValueError(f'unknown {label} "{value}"; expected {expected}')
+    return value
+
+
+class PolicyHandle:
+    """A configured policy (opaque): pass it to ``rf.Engine`` with a compatible learner."""
+
+    __slots__ = ("_name", "_params", "_chance", "_noise")
+
+    def __init__(self, name: str, params: dict, chance: ChanceModeHandle | None = None, noise=None):
+        self._name = name
+        self._params = params
+        self._chance = chance
+        self._noise = noise
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def output(self) -> str:
+        """The inference output this policy needs: ``"q"`` or ``"pv"`` (a (logits, values) tuple)."""
+        return PV_OUTPUT if self._name in ("ppo", "alphazero") else Q_OUTPUT
+
+    @property
+    def n_heads(self) -> int:
+        return int(self._params.get("n_heads", 1))
+
+    def _config(self) -> dict:
+        out = dict(self._params)
+        if self._chance is not None:
+            out["chance"] = self._chance._config()
+        if self._name == "alphazero":
+            out["noise"] = None if self._noise is None else self._noise._config()
+        if self._name == "selective_expectimax" and out.get("opponent") != "distributional":
+            out.pop("opp_temperature", None)
+            out.pop("opp_floor", None)
+        out["name"] = self._name
+        return dict(sorted(out.items()))
+
+    def __repr__(self) -> str:
+        return f"PolicyHandle({self._name!r})"
+
+    # -- constructors ---------------------------------------------------------------------------
+
+    @staticmethod
+    def EpsilonGreedyQ(n_heads=1, epsilon=0.1) -> PolicyHandle:
+        """Greedy over legal Q (one head per episode when ``n_heads > 1``), uniform legal exploration
+        with probability ``epsilon``.  Callback output: ``(rows, n_heads, A)``."""
+        n_heads = as_unsigned("n_heads", n_heads)
+        epsilon = unit_interval("epsilon", epsilon)
+        return PolicyHandle("epsilon_greedy_q", {"n_heads": n_heads, "epsilon": epsilon})
+
+    @staticmethod
+    def Ppo() -> PolicyHandle:
+        """Stochastic actor: samples the softmax over legal logits; records the behaviour log-prob.
+        Callback output: ``(logits (rows, >= A), values (rows,))``."""
+        return PolicyHandle("ppo", {})
+
+    @staticmethod
+    def AlphaZero(
+        num_simulations=64,
+        c_puct=1.5,
+        max_depth=64,
+        temperature=1.0,
+        temperature_drop=8,
+        chance=None,
+        noise=_NOISE_DEFAULT,
+        sequential_backup="auto",
+    ) -> PolicyHandle:
+        """PUCT search (decoupled for simultaneous games) with root Dirichlet noise and an acting
+        temperature for the first ``temperature_drop`` plies.  Callback output: ``(logits, values)``."""
+        params = {
+            "num_simulations": as_unsigned("num_simulations", num_simulations),
+            "c_puct": nonneg_finite("c_puct", c_puct),
+            "max_depth": as_unsigned("max_depth", max_depth),
+            "temperature": nonneg_finite("temperature", temperature),
+            "temperature_drop": None
+            if temperature_drop is None
+            else as_unsigned("temperature_drop", temperature_drop, 32),
+            "sequential_backup": _choice("sequential_backup", sequential_backup, ("auto", "maxn")),
+        }
+        if noise is _NOISE_DEFAULT:
+            noise = NoiseHandle.Dirichlet()
+        elif noise is not None and not isinstance(noise, NoiseHandle):
+            raise TypeError(f"argument 'noise': '{type(noise).__name__}' object cannot be converted to 'NoiseHandle'")
+        return PolicyHandle("alphazero", params, _chance(chance, "always_resample", "AlphaZero"), noise)
+
+    @staticmethod
+    def Mcts(
+        num_simulations=64,
+        uct_c=2.0,
+        max_depth=64,
+        act_by="value",
+        temperature=0.0,
+        temperature_drop=None,
+        chance=None,
+    ) -> PolicyHandle:
+        """UCT (decoupled UCT for simultaneous games).  Callback output: Q ``(rows, 1, A)``."""
+        params = {
+            "num_simulations": as_unsigned("num_simulations", num_simulations),
+            "uct_c": nonneg_finite("uct_c", uct_c),
+            "max_depth": as_signed("max_depth", max_depth, 32),
+            "act_by": _choice("act_by", act_by, ("value", "visits")),
+            "temperature": nonneg_finite("temperature", temperature),
+            "temperature_drop": None
+            if temperature_drop is None
+            else as_unsigned("temperature_drop", temperature_drop, 32),
+        }
+        return PolicyHandle("mcts", params, _chance(chance, "always_resample", "Mcts"))
+
+    @staticmethod
+    def Minimax(depth=4, top_k=None, chance=None) -> PolicyHandle:
+        """Depth-limited expectiminimax for two-player zero-sum sequential games; frontier leaves
+        scored by the callback for the leaf's own mover.  Callback output: Q ``(rows, 1, A)``."""
+        depth = as_signed("depth", depth, 32)
+        if depth < 1:
+            raise ValueError("minimax needs at least one ply of lookahead (depth >= 1)")
+        if top_k is not None:
+            top_k = as_unsigned("top_k", top_k)
+            if top_k < 1:
+                raise ValueError("top_k must keep at least one move per node")
+        mode = _chance(chance, "expand_all", "Minimax")
+        if mode.name == "always_resample":
+            raise ValueError(
+                "Minimax expands each node exactly once and cannot express per-traversal chance modes; "
+                "use Committed or ExpandAll"
+            )
+        return PolicyHandle("minimax", {"depth": depth, "top_k": top_k}, mode)
+
+    @staticmethod
+    def SelectiveExpectimax(
+        expansion_budget=64,
+        top_k=8,
+        max_depth=12,
+        beta=1.0,
+        chance=None,
+        n_heads=1,
+        epsilon=0.0,
+        opponent="uniform",
+        opp_temperature=1.0,
+        opp_floor=0.0,
+    ) -> PolicyHandle:
+        """Best-first expectimax over ensemble heads.  Callback output: ``(rows, n_heads, A)``."""
+        params = {
+            "expansion_budget": as_unsigned("expansion_budget", expansion_budget),
+            "top_k": as_unsigned("top_k", top_k),
+            "max_depth": as_unsigned("max_depth", max_depth),
+            "beta": unit_interval("beta", beta),
+            "n_heads": as_unsigned("n_heads", n_heads),
+            "epsilon": unit_interval("epsilon", epsilon),
+        }
+        if not isinstance(opponent, str):
+            raise TypeError(
+                f"argument 'opponent': '{type(opponent).__name__}' object cannot be converted to 'PyString'"
+            )
+        if opponent not in ("uniform", "distributional"):
+            raise ValueError(f"unknown opponent {opponent}")
+        params["opponent"] = opponent
+        t = as_float("opp_temperature", opp_temperature, finite=False)
+        if not (t > 0.0 and t != float("inf")):
+            raise ValueError("opp_temperature must be finite and > 0")
+        params["opp_temperature"] = t
+        params["opp_floor"] = unit_interval("opp_floor", opp_floor)
+        mode = _chance(chance, "committed", "SelectiveExpectimax")
+        if mode.name == "always_resample":
+            raise ValueError(
+                "SelectiveExpectimax expands each node exactly once (best-first) and cannot express "
+                "per-traversal chance modes; use Committed or ExpandAll"
+            )
+        return PolicyHandle("selective_expectimax", params, mode)
+
+
+EpsilonGreedyQ = PolicyHandle.EpsilonGreedyQ
+Ppo = PolicyHandle.Ppo
+AlphaZero = PolicyHandle.AlphaZero
+Mcts = PolicyHandle.Mcts
+Minimax = PolicyHandle.Minimax
+SelectiveExpectimax = PolicyHandle.SelectiveExpectimax
+
+_REGISTRY = {
+    "alphazero": AlphaZero,
+    "epsilon_greedy_q": EpsilonGreedyQ,
+    "mcts": Mcts,
+    "minimax": Minimax,
+    "ppo": Ppo,
+    "selective_expectimax": SelectiveExpectimax,
+}
+
+
+def registered() -> list[str]:
+    """The registered policy names, for :func:`make`."""
+    return sorted(_REGISTRY)
+
+
+def make(name: str, **kwargs: Any) -> PolicyHandle:
+    """Construct a policy handle by name; kwargs match the typed constructor."""
+    try:
+        ctor = _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise KeyError(f"unknown policy {name!r}; registered: {registered()}") from None
+    return ctor(**kwargs)
