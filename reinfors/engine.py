@@ -351,14 +351,20 @@ class Engine:
                 bar.refresh()
 
         tele_before = rt["tele"].sum(axis=0).copy()
+        rt.error = None
         try:
-            count = rt.run_window(n_records, fns, validate, tele, tick)
+            rt.run_window(n_records, fns, validate, tele, tick)
         except BaseException:
-            self._recover()
+            # A kernel invariant or an interrupt: the runtime cannot be trusted any more.
+            self._discard_runtime()
             raise
         finally:
             if bar is not None:
                 bar.close()
+        if rt.error is not None:
+            err, rt.error = rt.error, None
+            rt.reset_pool()  # the window ran on zero outputs: its records are discarded
+            raise err
         delta = rt["tele"].sum(axis=0) - tele_before
         tele["decisions"] = int(delta[C.TL_DECISIONS])
         tele["requested_rows"] = int(delta[C.TL_REQUESTED])
@@ -368,14 +374,13 @@ class Engine:
         order = np.lexsort((eps[:, 0], eps[:, 2])) if n_eps else np.zeros(0, np.int64)
         N = self._game._def.n_players
         tele["episodes"] = [[[float(x) for x in eps[i, 3 : 3 + N]], int(eps[i, 1]), False] for i in order]
-        batch = self._build_batch(np.arange(count), tele)
+        batch = self._build_batch(rt.emitted(), tele)
         rt.reset_pool()
         return batch
 
-    def _recover(self) -> None:
-        """After a callback error the in-flight window is abandoned: rebuild the runtime at the
-        last completed window boundary so the next collect works (records of the failed window
-        are not delivered)."""
+    def _discard_runtime(self) -> None:
+        """Drop a runtime whose kernels failed (never after a mere callback error: that window
+        completes on zero outputs and the engine continues from its state, as the original)."""
         rt = self._rt
         if rt is not None:
             rt.close()

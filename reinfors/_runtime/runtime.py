@@ -32,7 +32,6 @@ import math
 import sys
 import threading
 import time
-import weakref
 
 import numpy as np
 
@@ -162,6 +161,8 @@ class Runtime:
         self.spans = np.zeros((n_routes * self.n_arenas, self.capacity, 4), np.int64)
         self.span_n = np.zeros(n_routes * self.n_arenas, np.int64)
         self.ready_buf = np.zeros(G, np.int64)
+        self.width = width
+        self.error: BaseException | None = None
         self._arrays = dict(
             params=gdef.params,
             cfg=cfg,
@@ -191,16 +192,9 @@ class Runtime:
             r_mask=np.zeros((M, n_heads), np.float32),
             r_legal=np.zeros((M, A), np.uint8),
             r_next_legal=np.zeros((M if learner_kind == C.LEARNER_DQN else 0, A), np.uint8),
-            q_obs=np.zeros((G, N, n_step, O), np.float32),
-            q_act=np.zeros((G, N, n_step), np.int64),
-            q_legal=np.zeros((G, N, n_step, A), np.uint8),
-            q_rew=np.zeros((G, N, n_step), np.float64),
-            q_age=np.zeros((G, N, n_step), np.int64),
-            q_cnt=np.zeros((G, N), np.int64),
-            q_mask=np.zeros((G, N, n_step, n_heads), np.float32),
-            seg_idx=np.zeros((G, N, 1), np.int64),
-            seg_rew=np.zeros((G, N, 1), np.float64),
-            seg_cnt=np.zeros((G, N), np.int64),
+            traj_idx=np.zeros((G, N, 8), np.int64),  # [G, N, L] open trajectory / segment records
+            traj_cnt=np.zeros((G, N), np.int64),  # [G, N]
+            last_act=np.zeros((G, N), np.int64),  # [G, N] acted in the slot's last tick
             tele=np.zeros((G, C.TL_SIZE), np.int64),
             pending=np.zeros(G, np.int64),
             episodes=np.zeros((M, 3 + N), np.float64),
@@ -214,7 +208,7 @@ class Runtime:
         self.levels_done = 0
         self.records_done = 0
         self._helpers: _Helpers | None = None
-        self._lent: dict = {}
+        self.copy_mode = False  # set once a callback kept lent rows
         self.pad_zero_from = np.zeros(n_routes * self.n_arenas, np.int64)
 
     # -- state plumbing --------------------------------------------------------------------------
@@ -222,9 +216,8 @@ class Runtime:
     _ORDER = (
         "params", "cfg", "fcfg", "weights", "learn", "ctl", "states", "srng", "sinfo", "act_agents", "root",
         "legal", "preds", "spare", "ep_ret", "arena_rows", "arena_ctl", "arena_done", "msg_seq", "msg_data",
-        "msg_pos", "r_meta", "r_f", "r_obs", "r_next_obs", "r_mask", "r_legal", "r_next_legal", "q_obs",
-        "q_act", "q_legal", "q_rew", "q_age", "q_cnt", "q_mask", "seg_idx", "seg_rew", "seg_cnt", "tele",
-        "pending", "episodes", "rdy_seq", "rdy_data", "rdy_pos",
+        "msg_pos", "r_meta", "r_f", "r_obs", "r_next_obs", "r_mask", "r_legal", "r_next_legal", "traj_idx",
+        "traj_cnt", "last_act", "tele", "pending", "episodes", "rdy_seq", "rdy_data", "rdy_pos",
     )  # fmt: skip
 
     def _build_E(self) -> None:
@@ -249,15 +242,12 @@ class Runtime:
 
         Only called while no worker runs (every slot parked or not yet started)."""
         G, N = self.G, self.N
-        need = int(self.ctl[C.C_REC]) + G * N * (levels_ahead + self.n_step + 2)
+        need = int(self.ctl[C.C_REC]) + G * N * (levels_ahead + 2)
         dqn = self.learner_kind == C.LEARNER_DQN
         for name in ("r_meta", "r_f", "r_obs", "r_mask", "r_legal") + (("r_next_obs", "r_next_legal") if dqn else ()):
             self._grow(name, need)
         self._grow("episodes", int(self.ctl[C.C_EPISODES]) + G * (levels_ahead + 2))
-        if self.learner_kind == C.LEARNER_PPO:
-            seg = int(self["seg_cnt"].max()) + levels_ahead + 2
-            self._grow("seg_idx", seg, axis=2)
-            self._grow("seg_rew", seg, axis=2)
+        self._grow("traj_idx", int(self["traj_cnt"].max()) + levels_ahead + 2, axis=2)
         self.ctl[C.C_REC_CAP] = self._arrays["r_meta"].shape[0]
         self._build_E()
 
@@ -280,31 +270,51 @@ class Runtime:
     # -- firing ----------------------------------------------------------------------------------
 
     def _fire(self, route: int, i: int, fns, validate, tele: dict) -> None:
+        # Every span of a settled arena was posted before its commit: drain now so the span
+        # table is complete even for spans written after the scheduler's last drain.
+        self.k.drain(self.E, self.spans, self.span_n)
         n = int(self.k.arena_fill(self.E, route, i))
         rows = self._arrays["arena_rows"][route, i]
+        lent_rows = n
         if self.pad and n < self.capacity:
             rows[n:] = 0.0
-            view = rows
+            lent_rows = self.capacity
             tele["padded_rows"] += self.capacity - n
+        if self.copy_mode:
+            owner = rows[:lent_rows].copy()
+            view = owner
         else:
-            view = rows[:n]
-        base = sys.getrefcount(view)
-        t0 = time.perf_counter()
-        out = fns[route](view)
-        tele["infer_seconds"] += time.perf_counter() - t0
-        tele["infer_calls"] += 1
-        tele["infer_rows"] += n
-        if self.pad and n < self.capacity and out is not None:
-            out = _trim(out, n, self.capacity)
-        pred = validate(out, n)
-        retained = sys.getrefcount(view) > base
+            # Zero-copy loan: an array over a memoryview of the arena rows.  Every view a
+            # callback derives from it references ``owner`` (NumPy collapses view bases only
+            # through arrays), so its refcount tells whether the callback kept any of them.
+            owner = np.frombuffer(memoryview(rows[:lent_rows]), np.float32)
+            view = owner.reshape(lent_rows, self.O)
+        base = sys.getrefcount(owner) + sys.getrefcount(view)
+        pred = None
+        if self.error is None:
+            t0 = time.perf_counter()
+            try:
+                out = fns[route](view)
+                tele["infer_seconds"] += time.perf_counter() - t0
+                if self.pad and n < self.capacity and out is not None:
+                    out = _trim(out, n, self.capacity)
+                pred = validate(out, n)
+            except BaseException as exc:  # noqa: BLE001 - re-raised by the caller after the window
+                self.error = exc
+            finally:
+                out = None
+            tele["infer_calls"] += 1
+            tele["infer_rows"] += n
+        if pred is None:
+            # After a callback error the window runs to its end on all-zero outputs (the
+            # callback is not called again); its batch is discarded and the error re-raised.
+            pred = np.zeros((n, self.width), np.float64)
+        retained = not self.copy_mode and sys.getrefcount(owner) + sys.getrefcount(view) > base
         nready = self.k.route(self.E, self.spans, self.span_n, route, i, pred, self.ready_buf)
         if retained:
-            # The callback kept the lent rows: they are never overwritten; the arena stays LENT
-            # (skipped by writers) until the last view dies.
-            weakref.finalize(
-                view, _recycle_later, self._arrays["arena_ctl"], self._arrays["arena_done"], route * self.n_arenas + i
-            )
+            # Never overwrite rows a caller still holds: this arena stays LENT (skipped by every
+            # writer; the pool has slack for it) and later fires lend copies instead.
+            self.copy_mode = True
         else:
             _arena.recycle(self._arrays["arena_ctl"], self._arrays["arena_done"], route * self.n_arenas + i)
         self.k.push_ready(self.E, self.ready_buf, nready)
@@ -363,7 +373,7 @@ class Runtime:
                         stall[r] = 0
                     last_fill[r] = fill
                 if progress is not None:
-                    progress(int(ctl[C.C_REC]))
+                    progress(int(ctl[C.C_EMITTED]))
                 continue
             busy = helpers.busy_count() if helpers is not None else 0
             if busy or int(ctl[C.C_INFLIGHT]) or rings.size(self.rdy[2]):
@@ -373,20 +383,27 @@ class Runtime:
                 continue
             # Quiescent: nothing in flight, nothing ready.
             if int(ctl[C.C_PARKED]) >= G:
-                count = int(ctl[C.C_REC])
+                count = int(ctl[C.C_EMITTED])
                 levels = target - base
                 if count >= floor:
                     self.levels_done += levels
                     self.records_done += count
                     self.rate = max(self.records_done / (G * self.levels_done), 1e-3)
                     return count
-                # Raise the target deterministically (counts only, never timing).
-                rate = max(count / (G * levels), 1e-3)
-                extra = max(1, math.ceil((floor - count) / (G * rate)))
+                # Raise the target deterministically (counts only, never timing): by the rate
+                # estimate, but by at most half the window so far (DQN emits only at episode
+                # ends, so a young window's rate says little and overshoot stays bounded).
+                step = max(1, levels // 2)
+                if count > 0:
+                    extra = math.ceil((floor - count) / (G * (count / (G * levels))))
+                    extra = max(1, min(extra, step))
+                else:
+                    extra = step
                 target += extra
                 self._ensure_capacity(target - base)
                 ctl[C.C_TARGET] = target
                 k.unpark_all(self.E)
+                self._queue_emitting()
                 if helpers is not None:
                     helpers.wake()
                 continue
@@ -406,19 +423,25 @@ class Runtime:
         # Writers finish their commits quickly; wait for the arena to settle, then fire.
         while int(self.k.sealable(self.E, r, i)) != i:
             self._check_error()
-        self.k.drain(self.E, self.spans, self.span_n)
         self._fire(r, i, fns, validate, tele)
         return True
 
     def _queue_emitting(self) -> None:
+        """Queue every slot that can run (EMIT or RESUME) — exactly once: only called while no
+        slot is queued or in flight."""
         sinfo = self._arrays["sinfo"]
         ready = np.flatnonzero((sinfo[:, C.SI_STATUS] == C.ST_EMIT) | (sinfo[:, C.SI_STATUS] == C.ST_RESUME))
         if len(ready):
             self.k.push_ready(self.E, ready.astype(np.int64), len(ready))
 
+    def emitted(self) -> np.ndarray:
+        """Indices of the records emitted in the finished window (unordered)."""
+        n = int(self.ctl[C.C_REC])
+        return np.flatnonzero(self._arrays["r_meta"][:n, C.RM_LEVEL] >= 0)
+
     def reset_pool(self) -> None:
-        self.ctl[C.C_REC] = 0
-        self.ctl[C.C_EPISODES] = 0
+        """Drop the delivered records; open trajectories move to the front of the pool."""
+        self.k.compact(self.E)
 
 
 def _trim(out, n, cap):
@@ -428,7 +451,3 @@ def _trim(out, n, cap):
     if isinstance(out, np.ndarray) and out.ndim >= 1 and out.shape[0] == cap:
         return out[:n]
     return out
-
-
-def _recycle_later(arena_ctl, arena_done, ai: int) -> None:
-    _arena.recycle(arena_ctl, arena_done, ai)

@@ -58,6 +58,7 @@ C_INFLIGHT = 8  # slot tasks being processed by workers
 C_REC = 16  # record pool cursor
 C_REC_CAP = 24  # record pool capacity
 C_EPISODES = 20  # episode log cursor (shares the record line: both move per record batch)
+C_EMITTED = 18  # records emitted in the current window
 C_ERROR = 32  # first error code raised inside a kernel (0 = none)
 C_FULL = 40  # arenas closed full since the scheduler last looked
 C_STOP = 48  # workers exit when set
@@ -111,7 +112,8 @@ RF_LOGP = 2  # PPO behaviour log-prob
 RF_ADV = 3  # PPO advantage
 RF_RET = 4  # PPO return
 RF_VALUE = 5  # PPO critic value at decision time
-RF_SIZE = 6
+RF_RAW = 6  # rewards credited to this decision (until the player's next own decision)
+RF_SIZE = 7
 
 # -- telemetry counters (tele: [TL_SIZE] int64, per worker row) ------------------------------------
 TL_DECISIONS = 0

@@ -2,7 +2,8 @@
 
 ``EpsilonGreedyQ``: with probability ``epsilon`` a uniformly random legal action, otherwise the
 argmax over legal actions of the episode's Q head (lowest id on ties).  ``Ppo``: a sample of the
-softmax over legal logits, returning the masked log-probability the learner records.
+softmax over legal logits, returning the masked log-probability the learner records.  The draws
+follow the original engine's slot stream exactly, so seeded trajectories match reinfors 0.4.0.
 
 All functions read ``legal: [A] uint8`` and a prediction row, draw from the slot's explicit
 ``rng: [1] uint64`` and allocate nothing.
@@ -18,13 +19,14 @@ from reinfors.jit._compile import kernel
 
 @kernel
 def uniform_legal(rng, legal, n_actions):
-    """A uniformly random legal action id (-1 if none is legal)."""
+    """A random legal action id: ``legal[next() % n_legal]`` over ascending ids, the original's
+    exploration draw (-1 if none is legal)."""
     n = 0
     for a in range(n_actions):
         n += legal[a]
     if n == 0:
         return -1
-    k = _rng.randbelow(rng, n)
+    k = np.int64(_rng.next_u64(rng) % np.uint64(n))
     for a in range(n_actions):
         if legal[a] != 0:
             if k == 0:
@@ -49,39 +51,42 @@ def greedy_legal(q, offset, legal, n_actions):
 
 @kernel
 def epsilon_greedy(rng, pred, head, legal, n_actions, epsilon):
-    """EpsilonGreedyQ choice from ``pred: [H * A]`` (row-major heads) for ``head``."""
+    """EpsilonGreedyQ choice from ``pred: [H * A]`` (row-major heads) for ``head``.
+
+    With ``epsilon > 0`` one coin ``u = (next() >> 11) * 2**-53`` is drawn and ``u < epsilon``
+    explores (one more draw); with ``epsilon == 0`` nothing is drawn."""
     if epsilon > 0.0 and _rng.uniform(rng) < epsilon:
         return uniform_legal(rng, legal, n_actions)
     return greedy_legal(pred, head * n_actions, legal, n_actions)
 
 
 @kernel
-def masked_log_softmax(logits, legal, n_actions, out):
-    """``out[a]`` = log-softmax of ``logits`` restricted to legal actions (-inf elsewhere)."""
+def sample_softmax(rng, pred, legal, n_actions, scratch):
+    """Sample from the softmax of ``pred[:A]`` over legal actions; returns ``(action, log_prob)``.
+
+    Exactly the original's arithmetic (bit-exact): ``m = max``, ``s`` the sequential sum of
+    ``exp(l - m)`` over legal ids, ``logp_i = (l_i - m) - ln s``; one draw ``u``, then walk the
+    legal ids subtracting ``p_i = exp(logp_i)`` until ``u <= p_i`` (fallback: the last legal id).
+    ``scratch: [A] float64`` is overwritten with the log-probabilities.
+    """
     m = -np.inf
     for a in range(n_actions):
-        if legal[a] != 0 and logits[a] > m:
-            m = logits[a]
+        if legal[a] != 0 and pred[a] > m:
+            m = pred[a]
     s = 0.0
     for a in range(n_actions):
         if legal[a] != 0:
-            s += np.exp(logits[a] - m)
-    lse = m + np.log(s)
+            s += np.exp(pred[a] - m)
+    ls = np.log(s)
     for a in range(n_actions):
-        out[a] = logits[a] - lse if legal[a] != 0 else -np.inf
-
-
-@kernel
-def sample_softmax(rng, pred, legal, n_actions, scratch):
-    """Sample from the legal softmax of ``pred[:A]``; returns ``(action, log_prob)``."""
-    masked_log_softmax(pred, legal, n_actions, scratch)
+        scratch[a] = (pred[a] - m) - ls if legal[a] != 0 else -np.inf
     u = _rng.uniform(rng)
-    acc = 0.0
     last = -1
     for a in range(n_actions):
         if legal[a] != 0:
             last = a
-            acc += np.exp(scratch[a])
-            if u < acc:
+            p = np.exp(scratch[a])
+            if u <= p:
                 return a, scratch[a]
+            u -= p
     return last, scratch[last]
