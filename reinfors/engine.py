@@ -331,13 +331,12 @@ class Engine:
         tele["infer_seconds"] = 0.0
         for k in ("mean_leaves", "mean_rounds", "mean_expansions", "mean_sigma", "mean_disagreement"):
             tele[k] = 0.0
+        if len(fns) > 1 and self._pad:
+            raise ValueError("pad supports a single shared infer callback")
         if n_records == 0:
             return self._build_batch(np.zeros(0, np.int64), tele)
-        if len(fns) > 1:
-            if self._pad:
-                raise ValueError("pad supports a single shared infer callback")
-            raise NotImplementedError("per-player infer callbacks are not available in this build yet")
         rt = self._runtime()
+        rt.set_routes(len(fns))
         validate = self._validator()
         bar = None
         if progress:

@@ -134,18 +134,15 @@ class Runtime:
         self.k = gdef.kernels
         G, N, A, O = n_games, gdef.n_players, gdef.n_actions, gdef.obs_size
         self.G, self.N, self.A, self.O = G, N, A, O
-        self.n_routes = n_routes
         self.pad = pad
         self.batch_size = batch_size
-        rows_per_route = G * N if n_routes == 1 else G
-        self.capacity = batch_size if pad else max(1, min(batch_size, rows_per_route))
-        self.n_arenas = math.ceil(rows_per_route / self.capacity) + 3
+        self._size_routes(n_routes)
         self.n_threads = n_threads
         self.learner_kind = learner_kind
         self.n_step = n_step
         cfg = np.zeros(C.CFG_SIZE, np.int64)
         cfg[C.CFG_G], cfg[C.CFG_N], cfg[C.CFG_A], cfg[C.CFG_O] = G, N, A, O
-        cfg[C.CFG_ROUTES], cfg[C.CFG_ARENAS], cfg[C.CFG_CAP] = n_routes, self.n_arenas, self.capacity
+        cfg[C.CFG_ROUTES], cfg[C.CFG_ARENAS], cfg[C.CFG_CAP] = self.n_routes, self.n_arenas, self.capacity
         cfg[C.CFG_POLICY], cfg[C.CFG_LEARNER] = policy_kind, learner_kind
         cfg[C.CFG_HEADS], cfg[C.CFG_NSTEP], cfg[C.CFG_HORIZON] = n_heads, n_step, gdef.horizon
         cfg[C.CFG_W], cfg[C.CFG_SIMUL], cfg[C.CFG_KEYS] = width, int(gdef.simultaneous), len(weights)
@@ -153,13 +150,11 @@ class Runtime:
         fcfg = np.zeros(C.FCFG_SIZE, np.float64)
         fcfg[C.F_EPSILON], fcfg[C.F_GAMMA], fcfg[C.F_LAM], fcfg[C.F_BOOTSTRAP_P] = epsilon, gamma, lam, bootstrap_p
         self.cfg, self.fcfg = cfg, fcfg
-        self.ctl = np.zeros(C.CTL_BASE + 8 * max(1, n_routes), np.int64)
+        self.ctl = np.zeros(C.CTL_BASE + 8 * max(1, N), np.int64)
         self.seed = seed
         M = 64
         self.msg = rings.make(4 * G * N + 64, C.MSG_W)
         self.rdy = rings.make(G + 1, 1)
-        self.spans = np.zeros((n_routes * self.n_arenas, self.capacity, 4), np.int64)
-        self.span_n = np.zeros(n_routes * self.n_arenas, np.int64)
         self.ready_buf = np.zeros(G, np.int64)
         self.width = width
         self.error: BaseException | None = None
@@ -179,9 +174,9 @@ class Runtime:
             preds=np.zeros((G, N, width), np.float64),  # [G, N, W] routed predictions
             spare=np.zeros(1, np.int64),
             ep_ret=np.zeros((G, N), np.float64),  # [G, N] running episode returns
-            arena_rows=np.zeros((n_routes, self.n_arenas, self.capacity, O), np.float32),
-            arena_ctl=np.zeros(n_routes * self.n_arenas, np.uint64),
-            arena_done=np.zeros(n_routes * self.n_arenas, np.uint64),
+            arena_rows=None,  # [R, NA, CAP, O] float32, see _alloc_routes
+            arena_ctl=None,  # [R * NA] uint64 packed control words
+            arena_done=None,  # [R * NA] uint64 settled counters
             msg_seq=self.msg[0],
             msg_data=self.msg[1],
             msg_pos=self.msg[2],
@@ -202,14 +197,43 @@ class Runtime:
             rdy_data=self.rdy[1],
             rdy_pos=self.rdy[2],
         )
-        self._build_E()
+        self._alloc_routes()
         self.k.start_slots(self.E, np.uint64(seed))
         self.rate = 1.0  # records per slot-level estimate (deterministic: derived from counts)
         self.levels_done = 0
         self.records_done = 0
         self._helpers: _Helpers | None = None
-        self.copy_mode = False  # set once a callback kept lent rows
-        self.pad_zero_from = np.zeros(n_routes * self.n_arenas, np.int64)
+
+    # -- routes ----------------------------------------------------------------------------------
+
+    def _size_routes(self, n_routes: int) -> None:
+        """Arena geometry for ``n_routes`` routes: capacity ``batch_size`` (never more than a
+        route can ever hold in flight, unless padding), and enough arenas that a writer always
+        finds a free one (every in-flight row plus three spare: the open arena, one being fired,
+        one lent to a callback that kept it)."""
+        self.n_routes = n_routes
+        rows_per_route = self.G * self.N if n_routes == 1 else self.G
+        self.capacity = self.batch_size if self.pad else max(1, min(self.batch_size, rows_per_route))
+        self.n_arenas = math.ceil(rows_per_route / self.capacity) + 3
+
+    def _alloc_routes(self) -> None:
+        R, NA, CAP = self.n_routes, self.n_arenas, self.capacity
+        self._arrays["arena_rows"] = np.zeros((R, NA, CAP, self.O), np.float32)
+        self._arrays["arena_ctl"] = np.zeros(R * NA, np.uint64)
+        self._arrays["arena_done"] = np.zeros(R * NA, np.uint64)
+        self.spans = np.zeros((R * NA, CAP, 4), np.int64)  # per arena: slot, start, rows, row offset
+        self.span_n = np.zeros(R * NA, np.int64)
+        self.cfg[C.CFG_ROUTES], self.cfg[C.CFG_ARENAS], self.cfg[C.CFG_CAP] = R, NA, CAP
+        for r in range(max(1, self.N)):
+            self.ctl[C.C_ROUTE_CUR + 8 * r] = 0
+        self.copy_mode = False  # set once a callback kept lent rows (reset with new arenas)
+        self._build_E()
+
+    def set_routes(self, n_routes: int) -> None:
+        """Switch between one shared route and one route per player (between windows only)."""
+        if n_routes != self.n_routes:
+            self._size_routes(n_routes)
+            self._alloc_routes()
 
     # -- state plumbing --------------------------------------------------------------------------
 

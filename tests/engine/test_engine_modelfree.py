@@ -400,3 +400,41 @@ def test_derived_views_kept_by_the_callback_stay_valid():
         eng.collect(40, infer)
     for view, snapshot in kept:
         assert np.array_equal(view, snapshot)
+
+
+def test_per_player_callbacks_get_only_their_rows_and_match_a_shared_callback():
+    game = rf.games.Connect4()
+    q = linear_q(84, 7)
+    seen = {0: [], 1: []}
+
+    def make(p):
+        def f(obs):
+            planes = obs.reshape(len(obs), 2, 42).sum(axis=2)
+            seen[p].append(planes[:, 0] - planes[:, 1])
+            return q(obs)
+
+        return f
+
+    a = rf.Engine(game, None, rf.policies.EpsilonGreedyQ(), rf.learners.Dqn(), 12, seed=4, batch_size=5)
+    b = rf.Engine(game, None, rf.policies.EpsilonGreedyQ(), rf.learners.Dqn(), 12, seed=4, batch_size=5)
+    for _ in range(2):
+        ba = a.collect(60, [make(0), make(1)])
+        bb = b.collect(60, q)
+        _same(ba, bb, DQN_FIELDS)
+    # player 0 moves with equal piece counts, player 1 one piece behind
+    assert np.all(np.concatenate(seen[0]) == 0) and np.all(np.concatenate(seen[1]) == -1)
+    with pytest.raises(ValueError, match="pad supports a single shared infer callback"):
+        rf.Engine(game, None, rf.policies.EpsilonGreedyQ(), rf.learners.Dqn(), 4, pad=True).collect(0, [q, q])
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_kuhn_dqn_and_ppo_run(players):
+    game = rf.games.KuhnPoker(players=players)
+    obs = 3 * players
+    b = rf.Engine(game, None, rf.policies.EpsilonGreedyQ(), rf.learners.Dqn(), 16).collect(100, linear_q(obs, 2))
+    assert len(b.obs) >= 100 and set(np.unique(b.players)) == set(range(players))
+    assert b.dones.sum() >= 1 and not b.can_bootstrap[b.dones].any()
+    # zero-sum chips: each finished episode's returns sum to 0
+    assert all(abs(sum(ep[0])) < 1e-9 for ep in b.telemetry["episodes"])
+    p = rf.Engine(game, None, rf.policies.Ppo(), rf.learners.Ppo(), 16).collect(100, pv(obs, 2))
+    assert len(p.obs) >= 100 and np.isfinite(p.advantages).all()
