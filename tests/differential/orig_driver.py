@@ -86,9 +86,54 @@ def env_probes(spec):
     return out
 
 
+def q_callback(obs_size, width, seed):
+    """A deterministic, row-independent callback both builds can compute bit-identically."""
+    w = np.random.default_rng(seed).standard_normal((obs_size, width))
+
+    def f(obs):
+        return (obs[:, :, None].astype(np.float64) * w[None]).sum(axis=1)
+
+    return f
+
+
+def engine_runs(spec):
+    """Run collects on an Engine; return every batch's fields (base64) and episodes."""
+    game = getattr(rf.games, spec["ctor"])(**spec.get("kwargs", {}))
+    policy = getattr(rf.policies, spec["policy"])(**spec.get("policy_kwargs", {}))
+    learner = getattr(rf.learners, spec["learner"])(**spec.get("learner_kwargs", {}))
+    eng = rf.Engine(game, rf.Reward(**spec.get("reward", {})), policy, learner, **spec["engine"])
+    obs_size = int(np.prod(game.observation_space().shape))
+    A = game.action_space().n
+    if spec["policy"] == "Ppo":
+        f = q_callback(obs_size, A + 1, spec.get("cb_seed", 0))
+
+        def infer(obs):
+            out = f(obs)
+            return out[:, :A], out[:, A]
+    else:
+        heads = spec.get("policy_kwargs", {}).get("n_heads", 1)
+        f = q_callback(obs_size, heads * A, spec.get("cb_seed", 0))
+
+        def infer(obs):
+            return f(obs).reshape(len(obs), heads, A)
+
+    out = []
+    for _ in range(spec["collects"]):
+        b = eng.collect(spec["floor"], infer)
+        fields = {}
+        for name in spec["fields"]:
+            a = np.ascontiguousarray(getattr(b, name))
+            fields[name] = [str(a.dtype), list(a.shape), base64.b64encode(a.tobytes()).decode()]
+        out.append({"fields": fields, "episodes": [[list(e[0]), e[1]] for e in b.telemetry["episodes"]]})
+    return out
+
+
 def main():
     spec = json.loads(sys.argv[1])
     mode = spec.get("mode", "playout")
+    if mode == "engine":
+        json.dump(engine_runs(spec), sys.stdout)
+        return
     if mode == "ctor":
         json.dump(ctor_probes(spec), sys.stdout)
         return
