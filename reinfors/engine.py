@@ -342,12 +342,13 @@ class Engine:
         if progress:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=n_records, unit="rec", desc="collect")
+            bar = tqdm(total=n_records, unit="rec", desc="collect", mininterval=0.25)
 
         def tick(n):
             if bar is not None:
-                bar.n = min(n, n_records)
-                bar.refresh()
+                n = min(n, n_records)
+                if n > bar.n:
+                    bar.update(n - bar.n)  # tqdm rate-limits the redraws
 
         tele_before = rt["tele"].sum(axis=0).copy()
         rt.error = None
@@ -359,6 +360,7 @@ class Engine:
             raise
         finally:
             if bar is not None:
+                tick(n_records if rt.error is None else bar.n)
                 bar.close()
         if rt.error is not None:
             err, rt.error = rt.error, None
