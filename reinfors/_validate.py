@@ -43,17 +43,14 @@ def as_unsigned(name: str, value, bits: int = 64) -> int:
 
 
 def as_signed(name: str, value, bits: int = 32) -> int:
-    """Convert to a signed int of ``bits`` bits (i32, i64)."""
+    """Convert to a signed int of ``bits`` bits (i32, i64), with PyO3's overflow messages (past a
+    C long: "Python int too large to convert to C long")."""
     v = _index(name, value)
+    if not -(2**63) <= v < 2**63:
+        raise OverflowError("Python int too large to convert to C long")
     if not -(2 ** (bits - 1)) <= v < 2 ** (bits - 1):
-        raise OverflowError(
-            "int too big to convert" if bits == 64 else "out of range integral type conversion attempted"
-        )
+        raise OverflowError("out of range integral type conversion attempted")
     return v
-
-
-def as_optional(conv, name: str, value, *args):
-    return None if value is None else conv(name, value, *args)
 
 
 def as_float(name: str, value, *, finite: bool = True) -> float:

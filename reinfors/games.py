@@ -143,6 +143,8 @@ def _encoder_for(game_name: str, module, encoder) -> EncoderHandle:
 
 def _builtin(name: str, encoder, **kwargs) -> GameHandle:
     module = importlib.import_module(_GAME_INFO[name][0])
+    if encoder is not None and not isinstance(encoder, EncoderHandle):  # argument types first
+        raise TypeError(f"argument 'encoder': '{type(encoder).__name__}' object cannot be converted to 'EncoderHandle'")
     params = module.make_params(**kwargs)
     enc = _encoder_for(name, module, encoder)
     encode, obs_shape, low, high = enc._parts()

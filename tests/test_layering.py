@@ -9,7 +9,19 @@ import reinfors
 
 PKG = Path(reinfors.__file__).resolve().parent
 FORBIDDEN = ("threading", "queue", "concurrent", "multiprocessing", "asyncio")
-ALLOWED_STDLIB = {"__future__", "hashlib", "math", "os", "sys", "tempfile", "warnings", "pathlib", "time"}
+ALLOWED_STDLIB = {
+    "__future__",
+    "hashlib",
+    "math",
+    "numbers",
+    "operator",
+    "os",
+    "sys",
+    "tempfile",
+    "warnings",
+    "pathlib",
+    "time",
+}
 # Pure argument-conversion leaf (imports only the stdlib and numpy): game files use it in make_params.
 ALLOWED_LEAVES = {"reinfors._validate"}
 

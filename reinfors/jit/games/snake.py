@@ -31,17 +31,22 @@ k-th free cell in row-major order drawn with one ``index_hi`` draw — exactly t
 placements for a seeded Env.  After a tick (not the final one) in which ``m`` foods were eaten,
 ``m`` spawns are pending, one chance node each; when no free cell is left the remaining spawns are
 dropped for good (a node with no free cell still consumes one draw, as the original's).  The
-original draws a tick's ``m >= 2`` respawns jointly with *one* draw (an index into the
-``N (N-1) ...`` ordered tuples), so seeded Envs match it except on ticks where two or more foods
-are eaten and at least two free cells remain (see the differential tests' food sync).
+original draws a tick's ``k = min(m, N) >= 2`` respawns jointly with *one* draw ``x`` (an index
+into the ``N (N-1) … (N-k+1)`` ordered tuples of the ``N`` free cells, which decodes as
+``i_j = hi(x_j * (N-j))``, ``x_{j+1} = lo(x_j * (N-j))``, ``x_0 = x``, ``i_j`` the rank among the
+cells still free).  The shared chance resolution draws once per node, so seeded Envs match the
+original except on ticks where two or more foods are placed (the first cell still matches; the
+differential tests sync the rest).
 
 Parameter row (``int64``)::
 
-    0 G   1 initial_length L   2 food   3 play_to_last   4 win_food_lead (0 = None)
+    0 G   1 initial_length L   2 food   3 play_to_last   4 win_food_lead (u64 bitwise, 0 = None)
     5 max_ticks (u64 bitwise, 0 = None)   6 num_snakes n   7 cells = G*G   8 ring capacity C
     9 … 9+n*L-1   the initial bodies (cell indices), snake by snake, head first
 
-State row (``int64``; after the shared header)::
+State row (``int64``; after the shared header; ``SNAKES = HEADER + 5``, ``GRID = SNAKES + 7n``,
+``FOODS = GRID + G*G``, ``RINGS = FOODS + food``; ring capacity ``C = G*G``, or ``L`` when
+``food = 0`` since bodies then never grow)::
 
     HEADER+0  OVER      1 once the rules ended the episode
     HEADER+1  DECIDED   1 once the outcome (win/draw) was announced
@@ -66,8 +71,6 @@ included).  Reward keys ``step, food, loss, draw, kill, win, survival`` (default
 """
 
 from __future__ import annotations
-
-import operator
 
 import numpy as np
 
@@ -123,16 +126,6 @@ def _tdiv(a: int, b: int) -> int:
     return q if (a >= 0) == (b >= 0) else -q
 
 
-def _as_i32(name: str, value) -> int:
-    try:
-        return as_signed(name, value, 32)
-    except OverflowError:
-        v = operator.index(value)
-        if not -(2**63) <= v < 2**63:
-            raise OverflowError("Python int too large to convert to C long") from None
-        raise
-
-
 def _placement(G: int, L: int, n: int):
     """Initial ``(bodies, directions)`` or raise the original's ValueError (checks 9-11)."""
     heads = []
@@ -178,7 +171,7 @@ def make_params(
     grid_size=20, initial_length=3, food=3, play_to_last=True, win_food_lead=None, max_ticks=1000, num_snakes=2
 ) -> np.ndarray:
     """Convert (pyo3's order and types), validate (the original's order and wording), place, pack."""
-    G = _as_i32("grid_size", grid_size)
+    G = as_signed("grid_size", grid_size, 32)
     L = as_unsigned("initial_length", initial_length)
     food = as_unsigned("food", food)
     play = as_bool("play_to_last", play_to_last)
@@ -217,15 +210,24 @@ def make_params(
     if food > free:
         raise ValueError(f"food {food} exceeds the {free} free cells left by the initial snakes")
     cap = cells if food > 0 else L  # without food a body never grows
-    ticks_word = np.array([0 if max_ticks is None else max_ticks], np.uint64).view(np.int64)[0]
-    head = [G, L, food, int(play), 0 if lead is None else lead, ticks_word, n, cells, cap]
+    ticks_word = _u64_word(0 if max_ticks is None else max_ticks)
+    head = [G, L, food, int(play), _u64_word(0 if lead is None else lead), ticks_word, n, cells, cap]
     init = [r * G + c for body in bodies for (r, c) in body]
     return np.array(head + init, np.int64)
 
 
+def _u64_word(v: int) -> int:
+    """A u64 stored bitwise in an int64 word."""
+    return int(np.array([v], np.uint64).view(np.int64)[0])
+
+
+def _u64(word) -> int:
+    return int(np.array([word], np.int64).view(np.uint64)[0])
+
+
 def resolved(params) -> dict:
-    max_ticks = int(np.array([params[P_MAX_TICKS]], np.int64).view(np.uint64)[0])
-    lead = int(params[P_LEAD])
+    max_ticks = _u64(params[P_MAX_TICKS])
+    lead = _u64(params[P_LEAD])
     return {
         "food": int(params[P_FOOD]),
         "grid_size": int(params[P_G]),
@@ -349,7 +351,7 @@ def validate_state(params, state) -> str | None:
             return f"snake {i}: ring slots outside the body must be 0"
         if any(not 0 <= c < cells for c in body) or len(set(body)) != ln:
             return f"snake {i}: body cells out of range or repeated"
-        for a, b in zip(body, body[1:]):
+        for a, b in zip(body, body[1:], strict=False):
             if abs(a // G - b // G) + abs(a % G - b % G) != 1:
                 return f"snake {i}: body is not a connected path"
         bodies.append(body)
@@ -380,7 +382,7 @@ def validate_state(params, state) -> str | None:
     done = int(state[DONE])
     if bool(over) != (done == TERMINAL):
         return f"state over flag {str(bool(over)).lower()} disagrees with envelope done {str(done != RUNNING).lower()}"
-    lead = int(params[P_LEAD])
+    lead = _u64(params[P_LEAD])
     e = [int(state[SNAKES + SW * i + S_EATEN]) for i in range(n)]
     lead_win = lead > 0 and n_alive == 2 and abs(e[0] - e[1]) >= lead
     if not decided and (n_alive < 2 or lead_win):
@@ -647,7 +649,7 @@ def step(params, state, actions, amounts):
                 if (dead >> i) & 1:
                     amounts[i, K_LOSS] = 1.0
             lead = params[P_LEAD]
-            if lead > 0:  # two snakes, both alive
+            if lead > 0:  # two snakes, both alive (a lead past 2**63, stored negative, is unreachable)
                 e0 = state[SNAKES + S_EATEN]
                 e1 = state[SNAKES + SW + S_EATEN]
                 if e0 - e1 >= lead:
