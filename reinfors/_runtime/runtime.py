@@ -81,7 +81,7 @@ class _Helpers:
                 self.busy += 1
             try:
                 while True:
-                    r = self.rt.k.work(self.rt.E, True)
+                    r = self.rt.k.work(self.rt.E, True, 2000)
                     self.idle_event.set()  # an arena closed full, or we ran dry: wake the scheduler
                     if r != 1:  # W_FULL: keep working; otherwise go back to waiting
                         break
@@ -172,7 +172,9 @@ class Runtime:
             root=np.zeros((G, N, O), np.float32),  # [G, N, O] root rows
             legal=np.zeros((G, N, A), np.uint8),  # [G, N, A]
             preds=np.zeros((G, N, width), np.float64),  # [G, N, W] routed predictions
-            spare=np.zeros(1, np.int64),
+            iscr=np.zeros((G, 2 * N + C.MSG_W), np.int64),  # [G, .] per-slot int scratch
+            fscr=np.zeros((G, A + N + max(1, gdef.max_chance)), np.float64),  # [G, .] float scratch
+            amounts=np.zeros((G, N, len(weights)), np.float64),  # [G, N, K] reward-key amounts
             ep_ret=np.zeros((G, N), np.float64),  # [G, N] running episode returns
             arena_rows=None,  # [R, NA, CAP, O] float32, see _alloc_routes
             arena_ctl=None,  # [R * NA] uint64 packed control words
@@ -239,9 +241,9 @@ class Runtime:
 
     _ORDER = (
         "params", "cfg", "fcfg", "weights", "learn", "ctl", "states", "srng", "sinfo", "act_agents", "root",
-        "legal", "preds", "spare", "ep_ret", "arena_rows", "arena_ctl", "arena_done", "msg_seq", "msg_data",
+        "legal", "preds", "iscr", "ep_ret", "arena_rows", "arena_ctl", "arena_done", "msg_seq", "msg_data",
         "msg_pos", "r_meta", "r_f", "r_obs", "r_next_obs", "r_mask", "r_legal", "r_next_legal", "traj_idx",
-        "traj_cnt", "last_act", "tele", "pending", "episodes", "rdy_seq", "rdy_data", "rdy_pos",
+        "traj_cnt", "last_act", "tele", "pending", "episodes", "rdy_seq", "rdy_data", "rdy_pos", "fscr", "amounts",
     )  # fmt: skip
 
     def _build_E(self) -> None:
@@ -365,7 +367,7 @@ class Runtime:
         last_fill = [-1] * self.n_routes
         while True:
             ctl[C.C_FULL] = 0
-            k.work(self.E, True)
+            k.work(self.E, True, 0)
             self._check_error()
             k.drain(self.E, self.spans, self.span_n)
             fired = 0
