@@ -14,7 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_quickstart_runs():
     out = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "quickstart.py"), "--records", "256", "--n-games", "16"],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert out.returncode == 0, out.stderr
     assert "obs                 float32  (" in out.stdout and "telemetry:" in out.stdout
