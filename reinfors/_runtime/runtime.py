@@ -157,6 +157,7 @@ class Runtime:
         self.rdy = rings.make(G + 1, 1)
         self.ready_buf = np.zeros(G, np.int64)
         self.width = width
+        self.window_acc = np.zeros(2, np.int64)  # (slots completed, records) from Completed messages
         self.error: BaseException | None = None
         self._arrays = dict(
             params=gdef.params,
@@ -298,7 +299,7 @@ class Runtime:
     def _fire(self, route: int, i: int, fns, validate, tele: dict) -> None:
         # Every span of a settled arena was posted before its commit: drain now so the span
         # table is complete even for spans written after the scheduler's last drain.
-        self.k.drain(self.E, self.spans, self.span_n)
+        self.k.drain(self.E, self.spans, self.span_n, self.window_acc)
         n = int(self.k.arena_fill(self.E, route, i))
         rows = self._arrays["arena_rows"][route, i]
         lent_rows = n
@@ -357,6 +358,7 @@ class Runtime:
         self._ensure_capacity(target - base)
         ctl[C.C_TARGET] = target
         ctl[C.C_FULL] = 0
+        self.window_acc[:] = 0
         k.unpark_all(self.E)
         self._queue_emitting()
         self._start_helpers()
@@ -369,7 +371,7 @@ class Runtime:
             ctl[C.C_FULL] = 0
             k.work(self.E, True, 0)
             self._check_error()
-            k.drain(self.E, self.spans, self.span_n)
+            k.drain(self.E, self.spans, self.span_n, self.window_acc)
             fired = 0
             for r in range(self.n_routes):
                 first = int(ctl[C.C_ROUTE_CUR + 8 * r])
@@ -408,8 +410,9 @@ class Runtime:
                     helpers.idle_event.clear()
                 continue
             # Quiescent: nothing in flight, nothing ready.
-            if int(ctl[C.C_PARKED]) >= G:
-                count = int(ctl[C.C_EMITTED])
+            if int(self.window_acc[0]) >= G:
+                # Every slot sent its Completed message: the floor is counted from messages.
+                count = int(self.window_acc[1])
                 levels = target - base
                 if count >= floor:
                     self.levels_done += levels
@@ -428,6 +431,7 @@ class Runtime:
                 target += extra
                 self._ensure_capacity(target - base)
                 ctl[C.C_TARGET] = target
+                self.window_acc[0] = 0  # slots complete again at the new target
                 k.unpark_all(self.E)
                 self._queue_emitting()
                 if helpers is not None:

@@ -81,7 +81,7 @@ ST_TAIL = 4
 # -- messages (ring records of MSG_W int64 words) -------------------------------------------------
 MSG_W = 7
 MSG_EMITTED = 1  # (kind, slot, route, arena, start, rows, row offset): a committed span
-MSG_PARKED = 2  # (kind, slot, level, 0, 0, 0, 0)
+MSG_COMPLETED = 2  # (kind, slot, level, records emitted this window, 0, 0, 0): parked at the target
 
 # -- per-slot int64 info columns (sinfo: [G, SI_SIZE]) ---------------------------------------------
 SI_STATUS = 0
@@ -94,6 +94,7 @@ SI_EPLEN = 6  # ticks of the current episode
 SI_NTAIL = 7  # tail rows requested
 SI_TAILKIND = 8  # 1 = truncation tail, 2 = window tail
 SI_ROWS = 9  # rows requested this round
+SI_WINREC = 10  # records this slot emitted in the current window
 SI_SIZE = 12
 
 # -- record meta columns (r_meta: [M, RM_SIZE] int64) ----------------------------------------------
