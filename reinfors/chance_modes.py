@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from ._registry import registry
 from ._validate import as_unsigned
 
 __all__ = ["ChanceModeHandle", "AlwaysResample", "Committed", "ExpandAll", "make", "registered"]
@@ -60,13 +59,4 @@ ExpandAll = ChanceModeHandle.ExpandAll
 _REGISTRY = {"always_resample": AlwaysResample, "committed": Committed, "expand_all": ExpandAll}
 
 
-def registered() -> list[str]:
-    return sorted(_REGISTRY)
-
-
-def make(name: str, **kwargs: Any) -> ChanceModeHandle:
-    try:
-        ctor = _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise KeyError(f"unknown chance mode {name!r}; registered: {registered()}") from None
-    return ctor(**kwargs)
+registered, make = registry("chance mode", _REGISTRY)

@@ -9,8 +9,8 @@ name-addressable form.
 from __future__ import annotations
 
 import importlib
-from typing import Any
 
+from ._registry import registry
 from ._validate import as_unsigned
 
 __all__ = ["EncoderHandle", "Connect4", "GridWorld", "Snake", "KuhnPoker", "make", "registered"]
@@ -114,15 +114,4 @@ KuhnPoker = EncoderHandle.KuhnPoker
 _REGISTRY = {"connect4": Connect4, "gridworld": GridWorld, "snake": Snake, "kuhn_poker": KuhnPoker}
 
 
-def registered() -> list[str]:
-    """The registered encoder names, for :func:`make`."""
-    return sorted(_REGISTRY)
-
-
-def make(name: str, **kwargs: Any) -> EncoderHandle:
-    """Construct an encoder handle by name; kwargs match the typed constructor."""
-    try:
-        ctor = _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise KeyError(f"unknown encoder {name!r}; registered: {registered()}") from None
-    return ctor(**kwargs)
+registered, make = registry("encoder", _REGISTRY)

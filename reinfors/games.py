@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ._registry import registry
 from ._runtime.gamedef import GameDef
 from .encoders import EncoderHandle
 from .spaces import Box, Discrete
@@ -160,18 +161,7 @@ KuhnPoker = GameHandle.KuhnPoker
 _REGISTRY = {"connect4": Connect4, "gridworld": GridWorld, "kuhn_poker": KuhnPoker, "snake": Snake}
 
 
-def registered() -> list[str]:
-    """The registered game names, for :func:`make`."""
-    return sorted(_REGISTRY)
-
-
-def make(name: str, **kwargs: Any) -> GameHandle:
-    """Construct a game handle by name (the config-driven path); kwargs match the typed constructor."""
-    try:
-        ctor = _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise KeyError(f"unknown game {name!r}; registered: {registered()}") from None
-    return ctor(**kwargs)
+registered, make = registry("game", _REGISTRY)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,8 +7,7 @@ and realised returns), ``TreeStrap`` → ``rf.TreeStrapBatch`` (search-backed ta
 
 from __future__ import annotations
 
-from typing import Any
-
+from ._registry import registry
 from ._validate import as_bool, as_unsigned, unit_interval
 
 __all__ = ["LearnerHandle", "Dqn", "Ppo", "AlphaZero", "TreeStrap", "make", "registered"]
@@ -87,15 +86,4 @@ AlphaZero = LearnerHandle.AlphaZero
 _REGISTRY = {"alphazero": AlphaZero, "dqn": Dqn, "ppo": Ppo, "treestrap": TreeStrap}
 
 
-def registered() -> list[str]:
-    """The registered learner names, for :func:`make`."""
-    return sorted(_REGISTRY)
-
-
-def make(name: str, **kwargs: Any) -> LearnerHandle:
-    """Construct a learner handle by name; kwargs match the typed constructor."""
-    try:
-        ctor = _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise KeyError(f"unknown learner {name!r}; registered: {registered()}") from None
-    return ctor(**kwargs)
+registered, make = registry("learner", _REGISTRY)

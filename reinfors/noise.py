@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
+from ._registry import registry
 from ._validate import as_float, unit_interval
 
 __all__ = ["NoiseHandle", "Dirichlet", "make", "registered"]
@@ -46,13 +46,4 @@ Dirichlet = NoiseHandle.Dirichlet
 _REGISTRY = {"dirichlet": Dirichlet}
 
 
-def registered() -> list[str]:
-    return sorted(_REGISTRY)
-
-
-def make(name: str, **kwargs: Any) -> NoiseHandle:
-    try:
-        ctor = _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise KeyError(f"unknown noise {name!r}; registered: {registered()}") from None
-    return ctor(**kwargs)
+registered, make = registry("noise", _REGISTRY)

@@ -9,8 +9,7 @@ game, Engine-time ranges) happen when an ``Engine`` is built.  Model-free polici
 
 from __future__ import annotations
 
-from typing import Any
-
+from ._registry import registry
 from ._validate import as_float, as_signed, as_unsigned, nonneg_finite, unit_interval
 from .chance_modes import ChanceModeHandle
 from .noise import NoiseHandle
@@ -239,15 +238,4 @@ _REGISTRY = {
 }
 
 
-def registered() -> list[str]:
-    """The registered policy names, for :func:`make`."""
-    return sorted(_REGISTRY)
-
-
-def make(name: str, **kwargs: Any) -> PolicyHandle:
-    """Construct a policy handle by name; kwargs match the typed constructor."""
-    try:
-        ctor = _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise KeyError(f"unknown policy {name!r}; registered: {registered()}") from None
-    return ctor(**kwargs)
+registered, make = registry("policy", _REGISTRY)

@@ -47,89 +47,92 @@ def reset(seq, pos):
 
 
 @kernel
-def push(seq, data, pos, rec):
-    """Append ``rec: [width] int64``; False when the ring is full."""
+def _claim_push(seq, pos):
+    """Claim the next free cell for a producer: its ticket (cell = ticket & mask), or -1 when
+    the ring is full.  The caller writes the record, then publishes it with
+    ``store_release(seq, cell, ticket + 1)``."""
     mask = seq.shape[0] - 1
     p = atomics.load_acquire(pos, ENQ)
     while True:
         cell = p & mask
-        s = atomics.load_acquire(seq, cell)
-        dif = s - p
+        dif = atomics.load_acquire(seq, cell) - p
         if dif == 0:
             if atomics.cas(pos, ENQ, p, p + 1) == p:
-                for j in range(rec.shape[0]):
-                    data[cell, j] = rec[j]
-                atomics.store_release(seq, cell, p + 1)
-                return True
+                return p
             p = atomics.load_acquire(pos, ENQ)
         elif dif < 0:
-            return False
+            return -1
         else:
             p = atomics.load_acquire(pos, ENQ)
 
 
 @kernel
-def push1(seq, data, pos, a):
-    """Append a one-word record ``a`` (the ready-slot queue); False when full."""
-    mask = seq.shape[0] - 1
-    p = atomics.load_acquire(pos, ENQ)
-    while True:
-        cell = p & mask
-        s = atomics.load_acquire(seq, cell)
-        dif = s - p
-        if dif == 0:
-            if atomics.cas(pos, ENQ, p, p + 1) == p:
-                data[cell, 0] = a
-                atomics.store_release(seq, cell, p + 1)
-                return True
-            p = atomics.load_acquire(pos, ENQ)
-        elif dif < 0:
-            return False
-        else:
-            p = atomics.load_acquire(pos, ENQ)
-
-
-@kernel
-def pop(seq, data, pos, out):
-    """Remove the oldest record into ``out: [width] int64``; False when empty."""
+def _claim_pop(seq, pos):
+    """Claim the oldest published cell for a consumer: its ticket, or -1 when empty.  The caller
+    reads the record, then frees the cell with ``store_release(seq, cell, ticket + capacity)``."""
     mask = seq.shape[0] - 1
     p = atomics.load_acquire(pos, DEQ)
     while True:
         cell = p & mask
-        s = atomics.load_acquire(seq, cell)
-        dif = s - (p + 1)
+        dif = atomics.load_acquire(seq, cell) - (p + 1)
         if dif == 0:
             if atomics.cas(pos, DEQ, p, p + 1) == p:
-                for j in range(out.shape[0]):
-                    out[j] = data[cell, j]
-                atomics.store_release(seq, cell, p + mask + 1)
-                return True
-            p = atomics.load_acquire(pos, DEQ)
-        elif dif < 0:
-            return False
-        else:
-            p = atomics.load_acquire(pos, DEQ)
-
-
-@kernel
-def pop1(seq, data, pos):
-    """Remove the oldest one-word record; -1 when empty (records must be >= 0)."""
-    mask = seq.shape[0] - 1
-    p = atomics.load_acquire(pos, DEQ)
-    while True:
-        cell = p & mask
-        s = atomics.load_acquire(seq, cell)
-        dif = s - (p + 1)
-        if dif == 0:
-            if atomics.cas(pos, DEQ, p, p + 1) == p:
-                v = data[cell, 0]
-                atomics.store_release(seq, cell, p + mask + 1)
-                return v
+                return p
             p = atomics.load_acquire(pos, DEQ)
         elif dif < 0:
             return -1
         else:
             p = atomics.load_acquire(pos, DEQ)
+
+
+@kernel
+def push(seq, data, pos, rec):
+    """Append ``rec: [width] int64``; False when the ring is full."""
+    t = _claim_push(seq, pos)
+    if t < 0:
+        return False
+    cell = t & (seq.shape[0] - 1)
+    for j in range(rec.shape[0]):
+        data[cell, j] = rec[j]
+    atomics.store_release(seq, cell, t + 1)
+    return True
+
+
+@kernel
+def push1(seq, data, pos, a):
+    """Append a one-word record ``a`` (the ready-slot queue); False when full."""
+    t = _claim_push(seq, pos)
+    if t < 0:
+        return False
+    cell = t & (seq.shape[0] - 1)
+    data[cell, 0] = a
+    atomics.store_release(seq, cell, t + 1)
+    return True
+
+
+@kernel
+def pop(seq, data, pos, out):
+    """Remove the oldest record into ``out: [width] int64``; False when empty."""
+    t = _claim_pop(seq, pos)
+    if t < 0:
+        return False
+    cell = t & (seq.shape[0] - 1)
+    for j in range(out.shape[0]):
+        out[j] = data[cell, j]
+    atomics.store_release(seq, cell, t + seq.shape[0])
+    return True
+
+
+@kernel
+def pop1(seq, data, pos):
+    """Remove the oldest one-word record; -1 when empty (records must be >= 0)."""
+    t = _claim_pop(seq, pos)
+    if t < 0:
+        return -1
+    cell = t & (seq.shape[0] - 1)
+    v = data[cell, 0]
+    atomics.store_release(seq, cell, t + seq.shape[0])
+    return v
 
 
 @kernel

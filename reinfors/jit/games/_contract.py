@@ -31,6 +31,8 @@ These functions are generic over the game: each engine-side kernel module is gen
 
 from __future__ import annotations
 
+import numpy as np
+
 TICKS = 0
 DONE = 1
 HORIZON = 2
@@ -51,3 +53,23 @@ REQUIRED_FUNCTIONS = (
     "encode",
 )
 OPTIONAL_FUNCTIONS = ("chance_pending", "chance_outcomes", "apply_chance", "info_key")
+
+
+# -- parameter-row helpers (plain Python, used by the games' make_params / layout functions) -----
+
+
+def u64_word(value: int) -> int:
+    """A u64 parameter (e.g. ``max_ticks`` up to 2**64 - 1) stored bitwise in an int64 word."""
+    return int(np.array([value], np.uint64).view(np.int64)[0])
+
+
+def word_u64(word) -> int:
+    """Inverse of :func:`u64_word`."""
+    return int(np.array([word], np.int64).view(np.uint64)[0])
+
+
+def engine_horizon(word) -> int:
+    """The engine's truncation horizon from a u64 ``max_ticks`` word (0 = none); values past
+    2**63 clamp to a horizon that is never reached."""
+    t = int(word)
+    return 2**63 - 1 if t < 0 else t

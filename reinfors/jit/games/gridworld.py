@@ -32,7 +32,7 @@ import numpy as np
 
 from reinfors._validate import as_signed, as_unsigned
 from reinfors.jit._compile import kernel
-from reinfors.jit.games._contract import DONE, HEADER
+from reinfors.jit.games._contract import DONE, HEADER, engine_horizon, u64_word, word_u64
 
 NAME = "gridworld"
 N_ACTIONS = 4
@@ -64,13 +64,13 @@ def make_params(size=5, goal_row=None, goal_col=None, max_ticks=1000) -> np.ndar
     gc = size - 1 if goal_col is None else goal_col
     if not (0 <= gr < size and 0 <= gc < size):
         raise ValueError(f"goal ({gr}, {gc}) is outside the {size}x{size} grid")
-    ticks_word = np.array([0 if max_ticks is None else max_ticks], np.uint64).view(np.int64)[0]
+    ticks_word = u64_word(0 if max_ticks is None else max_ticks)
     return np.array([size, gr, gc, ticks_word], np.int64)
 
 
 def resolved(params) -> dict:
     p = params
-    max_ticks = int(np.array([p[P_MAX_TICKS]], np.int64).view(np.uint64)[0])  # u64 stored bitwise
+    max_ticks = word_u64(p[P_MAX_TICKS])
     return {"size": int(p[0]), "goal_row": int(p[1]), "goal_col": int(p[2]), "max_ticks": max_ticks or None}
 
 
@@ -88,9 +88,8 @@ def obs_shape(params) -> tuple:
 
 
 def horizon(params) -> int:
-    """The engine's truncation horizon (0 = None); u64 values past 2**63 clamp (never reached)."""
-    t = int(params[P_MAX_TICKS])
-    return 2**63 - 1 if t < 0 else t
+    """The engine's truncation horizon (0 = None)."""
+    return engine_horizon(params[P_MAX_TICKS])
 
 
 def truncation_horizon(params) -> int | None:

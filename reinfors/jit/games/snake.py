@@ -76,7 +76,7 @@ import numpy as np
 
 from reinfors._validate import as_bool, as_signed, as_unsigned
 from reinfors.jit._compile import kernel
-from reinfors.jit.games._contract import DONE, HEADER, RUNNING, TERMINAL, TRUNCATED
+from reinfors.jit.games._contract import DONE, HEADER, RUNNING, TERMINAL, TRUNCATED, engine_horizon, u64_word, word_u64
 
 NAME = "snake"
 N_ACTIONS = 3
@@ -210,24 +210,15 @@ def make_params(
     if food > free:
         raise ValueError(f"food {food} exceeds the {free} free cells left by the initial snakes")
     cap = cells if food > 0 else L  # without food a body never grows
-    ticks_word = _u64_word(0 if max_ticks is None else max_ticks)
-    head = [G, L, food, int(play), _u64_word(0 if lead is None else lead), ticks_word, n, cells, cap]
+    ticks_word = u64_word(0 if max_ticks is None else max_ticks)
+    head = [G, L, food, int(play), u64_word(0 if lead is None else lead), ticks_word, n, cells, cap]
     init = [r * G + c for body in bodies for (r, c) in body]
     return np.array(head + init, np.int64)
 
 
-def _u64_word(v: int) -> int:
-    """A u64 stored bitwise in an int64 word."""
-    return int(np.array([v], np.uint64).view(np.int64)[0])
-
-
-def _u64(word) -> int:
-    return int(np.array([word], np.int64).view(np.uint64)[0])
-
-
 def resolved(params) -> dict:
-    max_ticks = _u64(params[P_MAX_TICKS])
-    lead = _u64(params[P_LEAD])
+    max_ticks = word_u64(params[P_MAX_TICKS])
+    lead = word_u64(params[P_LEAD])
     return {
         "food": int(params[P_FOOD]),
         "grid_size": int(params[P_G]),
@@ -261,9 +252,8 @@ def obs_shape(params) -> tuple:
 
 
 def horizon(params) -> int:
-    """The engine's truncation horizon (0 = None); u64 values past 2**63 clamp (never reached)."""
-    t = int(params[P_MAX_TICKS])
-    return 2**63 - 1 if t < 0 else t
+    """The engine's truncation horizon (0 = None)."""
+    return engine_horizon(params[P_MAX_TICKS])
 
 
 def truncation_horizon(params) -> int | None:
@@ -382,7 +372,7 @@ def validate_state(params, state) -> str | None:
     done = int(state[DONE])
     if bool(over) != (done == TERMINAL):
         return f"state over flag {str(bool(over)).lower()} disagrees with envelope done {str(done != RUNNING).lower()}"
-    lead = _u64(params[P_LEAD])
+    lead = word_u64(params[P_LEAD])
     e = [int(state[SNAKES + SW * i + S_EATEN]) for i in range(n)]
     lead_win = lead > 0 and n_alive == 2 and abs(e[0] - e[1]) >= lead
     if not decided and (n_alive < 2 or lead_win):
