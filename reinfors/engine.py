@@ -183,8 +183,6 @@ class Engine:
             raise ValueError(f"Mcts supports sequential games with at most two players; see {CATALOGUE_COMPAT}")
         if start_buffer and d.name != "snake":
             raise ValueError(f"this game does not support start_buffer; see {CATALOGUE_COMPAT}")
-        if pad and batch_size == 0:
-            pass  # pads to the resolved default batch size
         heads = policy.n_heads if policy.output == "q" else 1
         sim_agents = d.n_players if d.simultaneous else 1
         width_desc = f"{heads} heads x {d.n_actions} actions"

@@ -33,7 +33,7 @@ PV_OUTPUT = "pv"  # tuple (logits (rows, >= A), values (rows,))
 _NOISE_DEFAULT = ...
 
 
-def _chance(chance, default: str, name: str):
+def _chance(chance, default: str):
     if chance is None:
         return ChanceModeHandle(default) if default != "committed" else ChanceModeHandle("committed", 1)
     if not isinstance(chance, ChanceModeHandle):
@@ -134,7 +134,7 @@ class PolicyHandle:
             noise = NoiseHandle.Dirichlet()
         elif noise is not None and not isinstance(noise, NoiseHandle):
             raise TypeError(f"argument 'noise': '{type(noise).__name__}' object cannot be converted to 'NoiseHandle'")
-        return PolicyHandle("alphazero", params, _chance(chance, "always_resample", "AlphaZero"), noise)
+        return PolicyHandle("alphazero", params, _chance(chance, "always_resample"), noise)
 
     @staticmethod
     def Mcts(
@@ -157,7 +157,7 @@ class PolicyHandle:
             if temperature_drop is None
             else as_unsigned("temperature_drop", temperature_drop, 32),
         }
-        return PolicyHandle("mcts", params, _chance(chance, "always_resample", "Mcts"))
+        return PolicyHandle("mcts", params, _chance(chance, "always_resample"))
 
     @staticmethod
     def Minimax(depth=4, top_k=None, chance=None) -> PolicyHandle:
@@ -170,7 +170,7 @@ class PolicyHandle:
             top_k = as_unsigned("top_k", top_k)
             if top_k < 1:
                 raise ValueError("top_k must keep at least one move per node")
-        mode = _chance(chance, "expand_all", "Minimax")
+        mode = _chance(chance, "expand_all")
         if mode.name == "always_resample":
             raise ValueError(
                 "Minimax expands each node exactly once and cannot express per-traversal chance modes; "
@@ -212,7 +212,7 @@ class PolicyHandle:
             raise ValueError("opp_temperature must be finite and > 0")
         params["opp_temperature"] = t
         params["opp_floor"] = unit_interval("opp_floor", opp_floor)
-        mode = _chance(chance, "committed", "SelectiveExpectimax")
+        mode = _chance(chance, "committed")
         if mode.name == "always_resample":
             raise ValueError(
                 "SelectiveExpectimax expands each node exactly once (best-first) and cannot express "

@@ -1,11 +1,5 @@
-"""Shared fixtures and helpers for the reinfors test suite."""
+"""Shared pytest configuration for the reinfors test suite.
 
-from __future__ import annotations
-
-import pytest
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if "differential" in item.keywords:
-            item.add_marker(pytest.mark.slow) if False else None
+Markers (declared in pyproject.toml): ``slow`` for long runs, ``differential`` for comparisons
+against reinfors==0.4.0 in its side venv (they skip cleanly when it is absent).
+"""

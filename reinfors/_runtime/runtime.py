@@ -49,7 +49,7 @@ class KernelError(RuntimeError):
 _ERRORS = {
     C.ERR_REC_OVERFLOW: "record pool overflow",
     C.ERR_NO_ARENA: "no free arena (pool exhausted)",
-    C.ERR_SEG_OVERFLOW: "PPO segment overflow",
+    C.ERR_TRAJ_OVERFLOW: "trajectory list overflow",
 }
 
 

@@ -36,7 +36,6 @@ CFG_W = 12  # prediction width per row (H * A for Q, A + 1 for logits + value)
 CFG_SIMUL = 13  # 1 for simultaneous games
 CFG_KEYS = 14  # reward keys
 CFG_CHANCE = 15  # max chance fan
-CFG_SEGMAX = 16  # PPO segment capacity per (slot, player)
 CFG_SIZE = 32
 
 POLICY_EGQ = 0
@@ -69,7 +68,7 @@ CTL_BASE = 64
 # kernel error codes (C_ERROR)
 ERR_REC_OVERFLOW = 1
 ERR_NO_ARENA = 2
-ERR_SEG_OVERFLOW = 3
+ERR_TRAJ_OVERFLOW = 3
 
 # -- slot status ----------------------------------------------------------------------------------
 ST_EMIT = 0
