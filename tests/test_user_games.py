@@ -64,9 +64,9 @@ def nim_encode(params, state, agent, out):
     out[1] = 1.0 if state[TURN] == agent else 0.0
 
 
-def make_nim(pile=4):
+def make_nim(pile=4, encode=nim_encode, name="nim"):
     return rf.games.custom(
-        "nim",
+        name,
         n_players=2,
         n_actions=2,
         obs_shape=(2,),
@@ -78,7 +78,7 @@ def make_nim(pile=4):
         legal=nim_legal,
         active=nim_active,
         is_terminal=nim_terminal,
-        encode=nim_encode,
+        encode=encode,
         params=[pile],
     )
 
@@ -138,21 +138,6 @@ def test_check_game_catches_a_broken_encoder():
     def lazy_encode(params, state, agent, out):
         out[0] = 0.0  # never writes out[1]
 
-    game = rf.games.custom(
-        "nim_lazy",
-        n_players=2,
-        n_actions=2,
-        obs_shape=(2,),
-        state_size=HEADER + 3,
-        reward_keys=("win", "loss"),
-        reward_defaults=(1.0, -1.0),
-        init=nim_init,
-        step=nim_step,
-        legal=nim_legal,
-        active=nim_active,
-        is_terminal=nim_terminal,
-        encode=lazy_encode,
-        params=[4],
-    )
+    game = make_nim(4, encode=lazy_encode, name="nim_lazy")
     with pytest.raises(rf.testing.GameCheckError, match="left 1 observation elements unwritten"):
         rf.testing.check_game(game)
