@@ -91,13 +91,15 @@ class _Helpers:
                 self.idle_event.set()
 
     def wake(self) -> None:
+        """New work is queued: wake idle helpers (a no-op while all of them are working)."""
+        if self.busy >= len(self.threads):
+            return
         with self.cv:
             self.generation += 1
             self.cv.notify_all()
 
     def busy_count(self) -> int:
-        with self.cv:
-            return self.busy
+        return self.busy  # an int read is atomic under the GIL; a stale value only delays a poll
 
     def close(self) -> None:
         with self.cv:

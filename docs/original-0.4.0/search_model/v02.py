@@ -1,0 +1,10 @@
+import sys; sys.path.insert(0, "/work/notes/probes3")
+from v01 import *
+gw = rf.games.GridWorld(size=4, max_ticks=5)
+R = rf.Reward(step=-0.1, goal=1.0)
+print(run(gw, 1, 0, 8, reward=R, gamma=0.9, floors=(1, 3, 7)))
+print(run(gw, 3, 5, 8, reward=R, gamma=0.9, floors=(1, 3, 7)))
+print(run(rf.games.GridWorld(size=5, max_ticks=30), 4, 5, 12, reward=R, gamma=0.95, maxd=3, floors=(10, 20)))
+c4 = rf.games.Connect4()
+print(run(c4, 3, 11, 24, gamma=0.8, c=0.7, maxd=2, noise=(0.5, 2.5), temp=0.6, tdrop=5, floors=(3, 10)))
+print(run(c4, 5, 11, 6, bs=4, c=0.0, noise=(1.0, 0.05), temp=3.0, tdrop=100, floors=(3, 10)))
