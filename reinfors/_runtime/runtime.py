@@ -250,7 +250,17 @@ class Runtime:
     )  # fmt: skip
 
     def _build_E(self) -> None:
-        self.E = tuple(self._arrays[n] for n in self._ORDER)
+        """The address table every kernel entry point receives (reinfors/jit/pointers.py):
+        ``E[i] = (address, dims...)`` of the i-th state array in ``_ORDER``.  The arrays stay
+        referenced by ``self._arrays``; the table is rebuilt after any reallocation."""
+        table = np.zeros((len(self._ORDER), 5), np.int64)
+        for i, name in enumerate(self._ORDER):
+            a = self._arrays[name]
+            if not a.flags.c_contiguous or a.ndim > 4:
+                raise AssertionError(f"engine array {name} must be C-contiguous with ndim <= 4")
+            table[i, 0] = a.ctypes.data
+            table[i, 1 : 1 + a.ndim] = a.shape
+        self.E = table
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self._arrays[name]
