@@ -80,11 +80,9 @@ class _Helpers:
                 seen = self.generation
                 self.busy += 1
             try:
-                while True:
-                    r = self.rt.k.work(self.rt.E, True, 2000)
-                    self.idle_event.set()  # an arena closed full, or we ran dry: wake the scheduler
-                    if r != 1:  # W_FULL: keep working; otherwise go back to waiting
-                        break
+                # Keep advancing slots without returning to Python per batch (the scheduler polls
+                # for full arenas itself); spin a while on an empty ring before sleeping.
+                self.rt.k.work(self.rt.E, False, 200_000)
             finally:
                 with self.cv:
                     self.busy -= 1
@@ -356,6 +354,7 @@ class Runtime:
             self.copy_mode = True
         else:
             _arena.recycle(self._arrays["arena_ctl"], self._arrays["arena_done"], route * self.n_arenas + i)
+        self.ctl[C.C_STOP] = 0  # new work: helpers may run again (they are outside the kernel)
         self.k.push_ready(self.E, self.ready_buf, nready)
 
     # -- the window ------------------------------------------------------------------------------
@@ -415,12 +414,14 @@ class Runtime:
                 if progress is not None:
                     progress(int(ctl[C.C_EMITTED]))
                 continue
-            busy = helpers.busy_count() if helpers is not None else 0
-            if busy or int(ctl[C.C_INFLIGHT]) or rings.size(self.rdy[2]):
-                if helpers is not None:
-                    helpers.idle_event.wait(0.002)
+            if int(ctl[C.C_INFLIGHT]) or rings.size(self.rdy[2]):
+                if helpers is not None and not k.wait_progress(self.E, 100_000):
+                    helpers.idle_event.wait(0.001)  # helpers still working on long tasks
                     helpers.idle_event.clear()
                 continue
+            # Quiescent: before the scheduler reallocates, compacts or ends the window, every
+            # helper must be out of the kernel (kernels address the state arrays by pointer).
+            self._quiesce_helpers()
             # Quiescent: nothing in flight, nothing ready.
             if int(self.window_acc[0]) >= G:
                 # Every slot sent its Completed message: the floor is counted from messages.
@@ -458,6 +459,18 @@ class Runtime:
             if helpers is not None:
                 helpers.wake()
 
+    def _quiesce_helpers(self) -> None:
+        """Stop barrier: raise C_STOP (a helper entering or spinning in ``work`` returns at once,
+        touching nothing but the control words) and wait until no helper is inside the kernel.
+        C_STOP is cleared again only when new work is queued, after any reallocation."""
+        helpers = self._helpers
+        if helpers is None:
+            return
+        self.ctl[C.C_STOP] = 1
+        while helpers.busy_count():
+            helpers.idle_event.wait(0.0005)
+            helpers.idle_event.clear()
+
     def _close_and_fire(self, r, fns, validate, tele) -> bool:
         i = int(self.k.close_open(self.E, r))
         if i < 0:
@@ -470,7 +483,8 @@ class Runtime:
 
     def _queue_emitting(self) -> None:
         """Queue every slot that can run (EMIT or RESUME) — exactly once: only called while no
-        slot is queued or in flight."""
+        slot is queued or in flight.  Clears the helpers' stop request."""
+        self.ctl[C.C_STOP] = 0
         sinfo = self._arrays["sinfo"]
         ready = np.flatnonzero((sinfo[:, C.SI_STATUS] == C.ST_EMIT) | (sinfo[:, C.SI_STATUS] == C.ST_RESUME))
         if len(ready):
