@@ -35,7 +35,6 @@ import time
 
 import numpy as np
 
-from reinfors.jit import arena as _arena
 from reinfors.jit import engine_codes as C
 from reinfors.jit import rings
 
@@ -307,9 +306,8 @@ class Runtime:
     # -- firing ----------------------------------------------------------------------------------
 
     def _fire(self, route: int, i: int, fns, validate, tele: dict) -> None:
-        # Every span of a settled arena was posted before its commit: drain now so the span
-        # table is complete even for spans written after the scheduler's last drain.
-        self.k.drain(self.E, self.spans, self.span_n, self.window_acc)
+        """Lend arena ``i`` of ``route`` to its callback and route the predictions back.  The
+        span table must be complete (``find_fireable`` drains after it found the arena)."""
         n = int(self.k.arena_fill(self.E, route, i))
         rows = self._arrays["arena_rows"][route, i]
         lent_rows = n
@@ -347,15 +345,12 @@ class Runtime:
             # callback is not called again); its batch is discarded and the error re-raised.
             pred = np.zeros((n, self.width), np.float64)
         retained = not self.copy_mode and sys.getrefcount(owner) + sys.getrefcount(view) > base
-        nready = self.k.route(self.E, self.spans, self.span_n, route, i, pred, self.ready_buf)
         if retained:
             # Never overwrite rows a caller still holds: this arena stays LENT (skipped by every
             # writer; the pool has slack for it) and later fires lend copies instead.
             self.copy_mode = True
-        else:
-            _arena.recycle(self._arrays["arena_ctl"], self._arrays["arena_done"], route * self.n_arenas + i)
-        self.ctl[C.C_STOP] = 0  # new work: helpers may run again (they are outside the kernel)
-        self.k.push_ready(self.E, self.ready_buf, nready)
+        # Route back, recycle, clear the helpers' stop request, queue the ready slots.
+        self.k.finish_fire(self.E, self.spans, self.span_n, route, i, pred, self.ready_buf, not retained)
 
     # -- the window ------------------------------------------------------------------------------
 
@@ -382,18 +377,16 @@ class Runtime:
             ctl[C.C_FULL] = 0
             k.work(self.E, True, 0)
             self._check_error()
-            k.drain(self.E, self.spans, self.span_n, self.window_acc)
             fired = 0
-            for r in range(self.n_routes):
-                first = int(ctl[C.C_ROUTE_CUR + 8 * r])
-                while True:
-                    i = int(k.sealable(self.E, r, (first + 1) % self.n_arenas))
-                    if i == -1:
-                        break
-                    if i <= -2:
-                        raise KernelError("a worker poisoned an arena")
-                    self._fire(r, i, fns, validate, tele)
-                    fired += 1
+            while True:
+                code = int(k.find_fireable(self.E, self.spans, self.span_n, self.window_acc))
+                if code == -1:
+                    break
+                if code <= -2:
+                    raise KernelError("a worker poisoned an arena")
+                r, i = divmod(code, self.n_arenas)
+                self._fire(r, i, fns, validate, tele)
+                fired += 1
             if fired:
                 if helpers is not None:
                     helpers.wake()
@@ -422,6 +415,7 @@ class Runtime:
             # Quiescent: before the scheduler reallocates, compacts or ends the window, every
             # helper must be out of the kernel (kernels address the state arrays by pointer).
             self._quiesce_helpers()
+            k.drain(self.E, self.spans, self.span_n, self.window_acc)  # the last Completed messages
             # Quiescent: nothing in flight, nothing ready.
             if int(self.window_acc[0]) >= G:
                 # Every slot sent its Completed message: the floor is counted from messages.
@@ -478,6 +472,7 @@ class Runtime:
         # Writers finish their commits quickly; wait for the arena to settle, then fire.
         while int(self.k.sealable(self.E, r, i)) != i:
             self._check_error()
+        self.k.drain(self.E, self.spans, self.span_n, self.window_acc)  # complete its span table
         self._fire(r, i, fns, validate, tele)
         return True
 
