@@ -43,8 +43,12 @@ def main() -> None:
     ap.add_argument("--orig", default=str(ROOT / ".venv-orig" / "bin" / "python"))
     args = ap.parse_args()
     if not Path(args.orig).exists():
-        subprocess.run(["bash", str(ROOT / "scripts" / "setup_orig_venv.sh"), str(Path(args.orig).parents[1])], check=True)
-    print(f"{'workload':<14} {'build':<6} {'records/s':>10} {'ns/row':>9} {'rows/call':>9} {'first s':>8} {'us cpu/rec':>10}")
+        subprocess.run(
+            ["bash", str(ROOT / "scripts" / "setup_orig_venv.sh"), str(Path(args.orig).parents[1])], check=True
+        )
+    print(
+        f"{'workload':<14} {'build':<6} {'records/s':>10} {'ns/row':>9} {'rows/call':>9} {'first s':>8} {'us cpu/rec':>10}"
+    )
     for wl in args.workloads:
         spec = {"workload": wl, "n_threads": args.n_threads, "seconds": args.seconds, "floor": args.floor}
         res = {"ours": [], "orig": []}
@@ -52,19 +56,29 @@ def main() -> None:
             res["ours"].append(run(sys.executable, spec, isolate=False))
             res["orig"].append(run(args.orig, spec, isolate=True))
         for build in ("ours", "orig"):
+            for r in res[build]:
+                if "error" in r:
+                    print(f"{wl:<14} {build:<6} run failed: {r['error']}")
             rs = [r for r in res[build] if "records_per_s" in r]
             if not rs:
                 why = res[build][0].get("unavailable") or res[build][0].get("error")
                 print(f"{wl:<14} {build:<6} unavailable: {why}")
                 continue
             med = lambda k: statistics.median(r[k] for r in rs)  # noqa: E731
-            print(f"{wl:<14} {build:<6} {med('records_per_s'):>10.0f} {med('engine_ns_per_row'):>9.0f} "
-                  f"{med('rows_per_call'):>9.1f} {med('first_call_s'):>8.2f} {med('cpu_us_per_record'):>10.1f}")
-        pairs = [(a["records_per_s"], b["records_per_s"]) for a, b in zip(res["ours"], res["orig"], strict=True)
-                 if "records_per_s" in a and "records_per_s" in b]
+            print(
+                f"{wl:<14} {build:<6} {med('records_per_s'):>10.0f} {med('engine_ns_per_row'):>9.0f} "
+                f"{med('rows_per_call'):>9.1f} {med('first_call_s'):>8.2f} {med('cpu_us_per_record'):>10.1f}"
+            )
+        pairs = [
+            (a["records_per_s"], b["records_per_s"])
+            for a, b in zip(res["ours"], res["orig"], strict=True)
+            if "records_per_s" in a and "records_per_s" in b
+        ]
         if pairs:
             ratios = sorted(a / b for a, b in pairs)
-            print(f"{wl:<14} ratio  min {ratios[0]:.2f}x  median {statistics.median(ratios):.2f}x  max {ratios[-1]:.2f}x")
+            print(
+                f"{wl:<14} ratio  min {ratios[0]:.2f}x  median {statistics.median(ratios):.2f}x  max {ratios[-1]:.2f}x"
+            )
 
 
 if __name__ == "__main__":

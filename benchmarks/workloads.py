@@ -38,16 +38,29 @@ def build(name, rf, n_threads):
     if name == "gridworld_dqn":
         game = G.GridWorld(size=5, max_ticks=50)
         w = np.random.default_rng(0).standard_normal((50, 4)).astype(np.float32)
-        eng = rf.Engine(game, rf.Reward(step=-0.01, goal=1.0), P.EpsilonGreedyQ(n_heads=1, epsilon=0.1),
-                        L.Dqn(gamma=0.99), n_games=64, n_threads=n_threads)
+        eng = rf.Engine(
+            game,
+            rf.Reward(step=-0.01, goal=1.0),
+            P.EpsilonGreedyQ(n_heads=1, epsilon=0.1),
+            L.Dqn(gamma=0.99),
+            n_games=64,
+            n_threads=n_threads,
+        )
         return eng, lambda obs: (obs @ w)[:, None, :]
     if name == "c4_ppo":
         eng = rf.Engine(G.Connect4(), c4_reward, P.Ppo(), L.Ppo(gamma=1.0, lam=0.95), n_games=64, n_threads=n_threads)
         return eng, lambda obs: (np.zeros((len(obs), 7), np.float32), np.zeros(len(obs), np.float32))
     if name in ("c4_az_zero", "c4_az_mlp", "c4_az_cache", "stream_c4_az"):
         cache = 200000 if name == "c4_az_cache" else 0
-        eng = rf.Engine(G.Connect4(), c4_reward, P.AlphaZero(num_simulations=64), L.AlphaZero(gamma=1.0),
-                        n_games=64, infer_cache=cache, n_threads=n_threads)
+        eng = rf.Engine(
+            G.Connect4(),
+            c4_reward,
+            P.AlphaZero(num_simulations=64),
+            L.AlphaZero(gamma=1.0),
+            n_games=64,
+            infer_cache=cache,
+            n_threads=n_threads,
+        )
         if name == "c4_az_zero":
             return eng, lambda obs: (np.zeros((len(obs), 7), np.float32), np.zeros(len(obs), np.float32))
         return eng, mlp(84, 7)
@@ -55,11 +68,19 @@ def build(name, rf, n_threads):
         eng = rf.Engine(G.Connect4(), c4_reward, P.Minimax(depth=4), L.TreeStrap(), n_games=32, n_threads=n_threads)
         return eng, lambda obs: np.zeros((len(obs), 1, 7), np.float32)
     if name == "c4_mcts":
-        eng = rf.Engine(G.Connect4(), c4_reward, P.Mcts(num_simulations=64), L.TreeStrap(), n_games=64, n_threads=n_threads)
+        eng = rf.Engine(
+            G.Connect4(), c4_reward, P.Mcts(num_simulations=64), L.TreeStrap(), n_games=64, n_threads=n_threads
+        )
         return eng, lambda obs: np.zeros((len(obs), 1, 7), np.float32)
     if name == "snake_az":
-        eng = rf.Engine(G.Snake(), rf.Reward(food=1.0, loss=-1.0), P.AlphaZero(num_simulations=32),
-                        L.AlphaZero(gamma=0.99), n_games=16, n_threads=n_threads)
+        eng = rf.Engine(
+            G.Snake(),
+            rf.Reward(food=1.0, loss=-1.0),
+            P.AlphaZero(num_simulations=32),
+            L.AlphaZero(gamma=0.99),
+            n_games=16,
+            n_threads=n_threads,
+        )
         return eng, lambda obs: (np.zeros((len(obs), 3), np.float32), np.zeros(len(obs), np.float32))
     raise KeyError(name)
 
@@ -93,15 +114,19 @@ def main():
         infer_s += b.telemetry["infer_seconds"]
     wall = time.perf_counter() - t1
     cpu = time.process_time() - cpu0
-    print(json.dumps({
-        "records_per_s": records / wall,
-        "engine_ns_per_row": (wall - infer_s) / max(rows, 1) * 1e9,
-        "rows_per_call": rows / max(calls, 1),
-        "first_call_s": first_s,
-        "cpu_us_per_record": cpu / max(records, 1) * 1e6,
-        "records": records,
-        "first_records": len(first.obs),
-    }))
+    print(
+        json.dumps(
+            {
+                "records_per_s": records / wall,
+                "engine_ns_per_row": (wall - infer_s) / max(rows, 1) * 1e9,
+                "rows_per_call": rows / max(calls, 1),
+                "first_call_s": first_s,
+                "cpu_us_per_record": cpu / max(records, 1) * 1e6,
+                "records": records,
+                "first_records": len(first.obs),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

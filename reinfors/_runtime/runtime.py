@@ -444,11 +444,20 @@ class Runtime:
                 if helpers is not None:
                     helpers.wake()
                 continue
-            closed_any = False
+            # Fire what is settled (a helper may have closed an arena full after the last poll),
+            # then close every open arena that holds rows and fire those.
             for r in range(self.n_routes):
-                if self._close_and_fire(r, fns, validate, tele):
-                    closed_any = True
-            if not closed_any:
+                k.close_all_open(self.E, r)
+            fired_here = 0
+            while True:  # nothing is in flight: every closed arena is settled now
+                code = int(k.find_fireable(self.E, self.spans, self.span_n, self.window_acc))
+                if code == -1:
+                    break
+                if code <= -2:
+                    raise KernelError("a worker poisoned an arena")
+                self._fire(*divmod(code, self.n_arenas), fns, validate, tele)
+                fired_here += 1
+            if not fired_here:
                 raise KernelError("engine stalled: slots blocked with nothing in flight")
             if helpers is not None:
                 helpers.wake()
