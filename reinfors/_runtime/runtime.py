@@ -28,13 +28,16 @@ Python-level work is per fire (callback, validation, one routing call), never pe
 
 from __future__ import annotations
 
+import atexit
 import math
 import sys
 import threading
 import time
+import weakref
 
 import numpy as np
 
+from reinfors.jit import arena as _arena
 from reinfors.jit import engine_codes as C
 from reinfors.jit import rings
 
@@ -98,10 +101,26 @@ class _Helpers:
     def busy_count(self) -> int:
         return self.busy  # an int read is atomic under the GIL; a stale value only delays a poll
 
-    def close(self) -> None:
+    def close(self, join: bool = False) -> None:
+        """Stop the helpers (they leave the kernel at once: ``C_STOP``); ``join`` waits for them."""
+        self.rt.ctl[C.C_STOP] = 1
         with self.cv:
             self.stop = True
             self.cv.notify_all()
+        if join:
+            for t in self.threads:
+                t.join(timeout=5.0)
+
+
+_LIVE: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all_helpers() -> None:
+    """At interpreter exit, take every helper thread out of the kernels before the arrays they
+    address are torn down (daemon threads would otherwise touch freed memory)."""
+    for rt in list(_LIVE):
+        rt.close(join=True)
 
 
 class Runtime:
@@ -229,6 +248,7 @@ class Runtime:
         for r in range(max(1, self.N)):
             self.ctl[C.C_ROUTE_CUR + 8 * r] = 0
         self.copy_mode = False  # set once a callback kept lent rows (reset with new arenas)
+        self._stalls = 0
         self._build_E()
 
     def set_routes(self, n_routes: int) -> None:
@@ -292,11 +312,14 @@ class Runtime:
     def _start_helpers(self) -> None:
         if self.n_threads > 1 and self._helpers is None:
             self._helpers = _Helpers(self, self.n_threads - 1)
+            _LIVE.add(self)
 
-    def close(self) -> None:
-        if self._helpers is not None:
-            self._helpers.close()
-            self._helpers = None
+    def close(self, join: bool = True) -> None:
+        """Stop and (by default) join the helper threads: after this no kernel runs on this
+        runtime's arrays."""
+        h, self._helpers = self._helpers, None
+        if h is not None and threading.current_thread() not in h.threads:
+            h.close(join)
 
     def _check_error(self) -> None:
         code = int(self.ctl[C.C_ERROR])
@@ -458,9 +481,22 @@ class Runtime:
                 self._fire(*divmod(code, self.n_arenas), fns, validate, tele)
                 fired_here += 1
             if not fired_here:
-                raise KernelError("engine stalled: slots blocked with nothing in flight")
+                self._stalls += 1
+                if self._stalls > 1000:
+                    raise KernelError(f"engine stalled: slots blocked with nothing in flight ({self._diagnose()})")
+                time.sleep(0.0001)  # let late commits become visible, then poll again
+                continue
+            self._stalls = 0
             if helpers is not None:
                 helpers.wake()
+
+    def _diagnose(self) -> str:
+        sinfo = self._arrays["sinfo"]
+        ctl_words = self._arrays["arena_ctl"]
+        arenas = [(i, bool(_arena.is_closed(w)), int(_arena.cursor_of(w)), int(self._arrays["arena_done"][i]), int(self.span_n[i]))
+                  for i, w in enumerate(ctl_words) if w]  # fmt: skip
+        return (f"status counts {np.bincount(sinfo[:, C.SI_STATUS], minlength=5).tolist()}, "
+                f"completed {self.window_acc.tolist()}, arenas (i, closed, cursor, settled, spans) {arenas}")  # fmt: skip
 
     def _quiesce_helpers(self) -> None:
         """Stop barrier: raise C_STOP (a helper entering or spinning in ``work`` returns at once,
