@@ -64,7 +64,7 @@ def main() -> None:
                 why = res[build][0].get("unavailable") or res[build][0].get("error")
                 print(f"{wl:<14} {build:<6} unavailable: {why}")
                 continue
-            med = lambda k: statistics.median(r[k] for r in rs)  # noqa: E731
+            med = lambda k, rs=rs: statistics.median(r[k] for r in rs)  # noqa: E731
             print(
                 f"{wl:<14} {build:<6} {med('records_per_s'):>10.0f} {med('engine_ns_per_row'):>9.0f} "
                 f"{med('rows_per_call'):>9.1f} {med('first_call_s'):>8.2f} {med('cpu_us_per_record'):>10.1f}"
