@@ -52,6 +52,7 @@ _ERRORS = {
     C.ERR_REC_OVERFLOW: "record pool overflow",
     C.ERR_NO_ARENA: "no free arena (pool exhausted)",
     C.ERR_TRAJ_OVERFLOW: "trajectory list overflow",
+    C.ERR_SPAN_OVERFLOW: "span table overflow (an arena received more spans than rows)",
 }
 
 

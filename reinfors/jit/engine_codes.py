@@ -69,6 +69,7 @@ CTL_BASE = 64
 ERR_REC_OVERFLOW = 1
 ERR_NO_ARENA = 2
 ERR_TRAJ_OVERFLOW = 3
+ERR_SPAN_OVERFLOW = 4
 
 # -- slot status ----------------------------------------------------------------------------------
 ST_EMIT = 0
