@@ -234,11 +234,18 @@ def n_players(params) -> int:
     return int(params[P_N])
 
 
+@kernel(inline="always")
+def _words(params):
+    """Start words of the grid, the food list and the body rings in a state row."""
+    grid = SNAKES + SW * params[P_N]
+    foods = grid + params[P_CELLS]
+    return grid, foods, foods + params[P_FOOD]
+
+
 def _offsets(params):
     """``(grid, rings, cap, cells, G, n)`` word offsets of one parameter row."""
-    n, cells, cap = int(params[P_N]), int(params[P_CELLS]), int(params[P_CAP])
-    grid = SNAKES + SW * n
-    return grid, grid + cells + int(params[P_FOOD]), cap, cells, int(params[P_G]), n
+    grid, _, rings = (int(x) for x in _words(params))
+    return grid, rings, int(params[P_CAP]), int(params[P_CELLS]), int(params[P_G]), int(params[P_N])
 
 
 def state_size(params) -> int:
@@ -413,9 +420,7 @@ def init(params, state):
     cells = params[P_CELLS]
     cap = params[P_CAP]
     L = params[P_L]
-    grid = SNAKES + SW * n
-    foods = grid + cells
-    rings = foods + params[P_FOOD]
+    grid, foods, rings = _words(params)
     for k in range(HEADER, rings + n * cap):
         state[k] = 0
     for i in range(n):
@@ -491,11 +496,8 @@ def step(params, state, actions, amounts):
     """One simultaneous tick: turn, target, resolve deaths, move, eat, decide; queue respawns."""
     G = params[P_G]
     n = params[P_N]
-    cells = params[P_CELLS]
     cap = params[P_CAP]
-    grid = SNAKES + SW * n
-    foods = grid + cells
-    rings = foods + params[P_FOOD]
+    grid, foods, rings = _words(params)
     movers = 0
     grows = 0
     # 1. turn and target; the growth flag is read before anything moves
@@ -673,9 +675,7 @@ def encode(params, state, agent, out):
     n = params[P_N]
     cells = params[P_CELLS]
     cap = params[P_CAP]
-    grid = SNAKES + SW * n
-    foods = grid + cells
-    rings = foods + params[P_FOOD]
+    grid, foods, rings = _words(params)
     for k in range(5 * cells):
         out[k] = 0.0
     d = state[SNAKES + SW * agent + S_DIR]
