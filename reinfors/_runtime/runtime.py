@@ -331,7 +331,7 @@ class Runtime:
 
     def _fire(self, route: int, i: int, fns, validate, tele: dict) -> None:
         """Lend arena ``i`` of ``route`` to its callback and route the predictions back.  The
-        span table must be complete (``find_fireable`` drains after it found the arena)."""
+        span table must be complete (``find_fireable`` and ``spans_complete`` check it)."""
         n = int(self.k.arena_fill(self.E, route, i))
         rows = self._arrays["arena_rows"][route, i]
         lent_rows = n
@@ -515,10 +515,13 @@ class Runtime:
         i = int(self.k.close_open(self.E, r))
         if i < 0:
             return False
-        # Writers finish their commits quickly; wait for the arena to settle, then fire.
-        while int(self.k.sealable(self.E, r, i)) != i:
+        # Writers finish their commits quickly; wait until the arena is settled and its span
+        # table complete (every span message drained), then fire.
+        ai = r * self.n_arenas + i
+        while int(self.k.sealable(self.E, r, i)) != i or not self.k.spans_complete(
+            self.E, self.spans, self.span_n, self.window_acc, ai
+        ):
             self._check_error()
-        self.k.drain(self.E, self.spans, self.span_n, self.window_acc)  # complete its span table
         self._fire(r, i, fns, validate, tele)
         return True
 
