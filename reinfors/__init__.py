@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import chance_modes, encoders, games, learners, noise, policies, spaces
+from . import catalog, chance_modes, encoders, games, learners, noise, policies, spaces
 from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
 from .engine import Engine
 from .env import Env, EnvSnapshot
@@ -77,6 +77,7 @@ __all__ = [
     "Engine",
     "PpoBatch",
     "TreeStrapBatch",
+    "catalog",
     "chance_modes",
     "learners",
     "make_learner",

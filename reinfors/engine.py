@@ -75,24 +75,57 @@ def _compat_error() -> ValueError:
     return ValueError(f"incompatible policy/learner composition; see {CATALOGUE_COMPAT}")
 
 
-def _check_engine_ranges(policy: PolicyHandle) -> None:
-    """Engine-time ranges of policy knobs (the original checks these at composition)."""
+def _learn_players_arg(value) -> list[int] | None:
+    """``learn_players`` converted as the original's PyO3 ``Option<Vec<usize>>``.
+
+    None, or any object passing CPython's ``PySequence_Check`` (list, tuple, range, ndarray,
+    bytes, memoryview, ...; not str, set, dict, dict views or iterators) whose items convert with
+    ``operator.index`` to non-negative ints.  Messages are PyO3's.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        raise TypeError("argument 'learn_players': Can't extract `str` to `Vec`")
+    import ctypes
+    import operator
+
+    check = ctypes.pythonapi.PySequence_Check
+    check.argtypes, check.restype = [ctypes.py_object], ctypes.c_int
+    if not check(value):
+        raise TypeError(
+            f"argument 'learn_players': '{type(value).__qualname__}' object cannot be converted to 'Sequence'"
+        )
+    out = []
+    for item in value:
+        try:
+            v = operator.index(item)
+        except TypeError as e:
+            raise TypeError(f"argument 'learn_players': {e}") from None
+        out.append(as_unsigned("learn_players", v))
+    return out
+
+
+def _check_engine_caps(policy: PolicyHandle) -> None:
+    """Upper caps of policy knobs; the original checks these before the policy/learner pairing."""
     p = policy._params
-    name = policy.name
-    if "n_heads" in p:
-        if p["n_heads"] < 1:
-            raise ValueError("n_heads must be >= 1")
-        if p["n_heads"] > MAX_HEADS:
-            raise ValueError(f"n_heads must be <= {MAX_HEADS} (got {p['n_heads']})")
-    if "num_simulations" in p:
-        lo = 2 if name == "alphazero" else 1
-        if p["num_simulations"] < lo:
-            raise ValueError(f"num_simulations must be >= {lo}")
-        if p["num_simulations"] > MAX_SIMS:
-            raise ValueError(f"num_simulations must be <= {MAX_SIMS} (got {p['num_simulations']})")
-    for key in ("max_depth", "expansion_budget", "top_k"):
-        if key in p and p[key] is not None and p[key] < 1:
-            raise ValueError(f"{key} must be >= 1")
+    if p.get("n_heads", 0) > MAX_HEADS:
+        raise ValueError(f"n_heads must be <= {MAX_HEADS} (got {p['n_heads']})")
+    if p.get("num_simulations", 0) > MAX_SIMS:
+        raise ValueError(f"num_simulations must be <= {MAX_SIMS} (got {p['num_simulations']})")
+    chance = policy._chance
+    if chance is not None and chance.name == "committed" and chance._samples > MAX_SIMS:  # same 2^20 cap
+        raise ValueError(f"chance samples must be <= {MAX_SIMS} (got {chance._samples})")
+
+
+def _check_engine_ranges(policy: PolicyHandle) -> None:
+    """Engine-time lower bounds of policy knobs, after the pairing, in the original's order."""
+    p = policy._params
+    for key in ("num_simulations", "expansion_budget", "top_k", "max_depth", "n_heads"):
+        if p.get(key) is None:
+            continue
+        lo = 2 if key == "num_simulations" and policy.name == "alphazero" else 1
+        if p[key] < lo:
+            raise ValueError(f"{key} must be >= {lo}")
 
 
 class Engine:
@@ -131,32 +164,54 @@ class Engine:
         seed = as_unsigned("seed", seed)
         start_buffer = as_bool("start_buffer", start_buffer)
         start_buffer_capacity = as_unsigned("start_buffer_capacity", start_buffer_capacity)
-        p_fresh = as_float("p_fresh", p_fresh)
+        p_fresh = as_float("p_fresh", p_fresh, finite=False)  # range-checked only with start_buffer
         infer_cache = as_unsigned("infer_cache", infer_cache)
+        learn_players = _learn_players_arg(learn_players)
         pad = as_bool("pad", pad)
         batch_size = as_unsigned("batch_size", batch_size)
         n_threads = as_unsigned("n_threads", n_threads)
         d = game._def
+        # The checks below run in the original's order (probed against 0.4.0 and asserted by
+        # tests/differential/test_compat_vs_original.py): the first failing one is the error.
+        if n_games < 1:
+            raise ValueError("n_games must be >= 1")
+        if n_games > MAX_GAMES:
+            raise ValueError(f"n_games must be <= {MAX_GAMES} (got {n_games})")
+        if n_threads > MAX_THREADS:
+            raise ValueError(f"n_threads must be <= {MAX_THREADS} (got {n_threads})")
+        if batch_size > MAX_BATCH:
+            raise ValueError(f"batch_size must be <= {MAX_BATCH} (got {batch_size})")
+        if start_buffer:
+            if start_buffer_capacity < 1:
+                raise ValueError("start_buffer_capacity must be >= 1")
+            if not 0.0 <= p_fresh <= 1.0:
+                raise ValueError("p_fresh must be in [0, 1]")
         weights_map = (reward or Reward())._resolve(d.reward_keys, d.reward_defaults)
-        if learn_players is not None:
-            if isinstance(learn_players, (str, bytes)) or not hasattr(learn_players, "__iter__"):
-                raise TypeError(
-                    f"argument 'learn_players': '{type(learn_players).__name__}' object cannot be converted to 'PyList'"
+        if policy.name == "minimax" and not d.simultaneous and d.n_players == 2:
+            w = weights_map
+            if "win" in w and (w.get("loss") != -w["win"] or w.get("draw", 0.0) != 0.0):
+                raise ValueError(
+                    "Minimax's zero-sum negation requires an antisymmetric reward: set loss = -win and draw = 0"
                 )
-            learn_players = [as_unsigned("learn_players", p) for p in learn_players]
+        if start_buffer and d.name != "snake":
+            raise ValueError(f"this game does not support start_buffer; see {CATALOGUE_COMPAT}")
+        _check_engine_caps(policy)
+        # Byte budget of one inference call: the original counts every player as a simultaneous
+        # agent (also in sequential games) and budgets A + 1 output columns per head.
+        heads = policy.n_heads if policy.output == "q" else 1
+        rows = n_games * d.n_players
+        if rows * d.obs_size * 4 > BYTE_CEILING or rows * heads * (d.n_actions + 1) * 8 > BYTE_CEILING:
+            raise ValueError(
+                f"n_games ({n_games}) is too large for this composition: with {d.n_players} simultaneous agents "
+                f"per game, observation input (rows x {d.obs_size} f32) and callback output (rows x {heads} heads "
+                f"x {d.n_actions} actions f64) must each stay under {BYTE_CEILING} bytes"
+            )
+        if learn_players is not None:
             if not learn_players:
                 raise ValueError("learn_players must name at least one player")
             for p in learn_players:
                 if p >= d.n_players:
                     raise ValueError(f"learn player {p} out of range (this game has {d.n_players} players)")
-        if n_games < 1:
-            raise ValueError("n_games must be >= 1")
-        if n_games > MAX_GAMES:
-            raise ValueError(f"n_games must be <= {MAX_GAMES} (got {n_games})")
-        if batch_size > MAX_BATCH:
-            raise ValueError(f"batch_size must be <= {MAX_BATCH} (got {batch_size})")
-        if n_threads > MAX_THREADS:
-            raise ValueError(f"n_threads must be <= {MAX_THREADS} (got {n_threads})")
         if policy.name not in PAIRS[learner.name]:
             raise _compat_error()
         _check_engine_ranges(policy)
@@ -171,31 +226,10 @@ class Engine:
                 f"the {label} policy searches the true state and would be clairvoyant on this "
                 f"hidden-information game; see {CATALOGUE_COMPAT}"
             )
-        if policy.name == "minimax":
-            if d.simultaneous or d.n_players != 2:
-                raise ValueError(f"Minimax requires a two-player sequential game; see {CATALOGUE_COMPAT}")
-            w = weights_map
-            if "win" in w and (w.get("loss") != -w["win"] or w.get("draw", 0.0) != 0.0):
-                raise ValueError(
-                    "Minimax's zero-sum negation requires an antisymmetric reward: set loss = -win and draw = 0"
-                )
+        if policy.name == "minimax" and (d.simultaneous or d.n_players != 2):
+            raise ValueError(f"Minimax requires a two-player sequential game; see {CATALOGUE_COMPAT}")
         if policy.name == "mcts" and not d.simultaneous and d.n_players > 2:
             raise ValueError(f"Mcts supports sequential games with at most two players; see {CATALOGUE_COMPAT}")
-        if start_buffer and d.name != "snake":
-            raise ValueError(f"this game does not support start_buffer; see {CATALOGUE_COMPAT}")
-        heads = policy.n_heads if policy.output == "q" else 1
-        sim_agents = d.n_players if d.simultaneous else 1
-        width_desc = f"{heads} heads x {d.n_actions} actions"
-        if (
-            n_games * sim_agents * d.obs_size * 4 >= BYTE_CEILING
-            or n_games * sim_agents * heads * d.n_actions * 8 >= BYTE_CEILING
-        ):
-            agents = f"{sim_agents} simultaneous agents" if sim_agents > 1 else "1 agent"
-            raise ValueError(
-                f"n_games ({n_games}) is too large for this composition: with {agents} per game, observation "
-                f"input (rows x {d.obs_size} f32) and callback output (rows x {width_desc} f64) must each stay "
-                f"under {BYTE_CEILING} bytes"
-            )
         self._game, self._reward, self._policy, self._learner = game, reward, policy, learner
         self._weights_map = weights_map
         self._n_games, self._seed = n_games, seed
