@@ -23,7 +23,7 @@ from . import _canon
 from ._runtime.routes import PVValidator, QValidator, resolve_infer
 from ._runtime.runtime import Runtime
 from ._validate import as_bool, as_float, as_unsigned
-from .batches import DqnBatch, PpoBatch
+from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
 from .games import GameHandle
 from .jit import engine_codes as C
 from .learners import CATALOGUE_COMPAT, PAIRS, LearnerHandle
@@ -242,11 +242,16 @@ class Engine:
         self._lock = threading.Lock()
         self._held = False
         self._rt: Runtime | None = None
-        if policy.name not in ("epsilon_greedy_q", "ppo"):
+        if policy.name == "selective_expectimax":
             raise NotImplementedError(
-                f"policy {policy.name!r} is not available in this build yet; the model-free policies "
-                "(EpsilonGreedyQ, Ppo) are"
+                "policy 'selective_expectimax' is not available in this build yet; EpsilonGreedyQ, Ppo, "
+                "AlphaZero, Mcts and Minimax are"
             )
+        if policy.name in _POLICY_KINDS and _POLICY_KINDS[policy.name] >= C.POLICY_AZ and d.simultaneous:
+            raise NotImplementedError(
+                "tree search on simultaneous games (decoupled selection) is not available in this build yet"
+            )
+        self._search = _search_spec(policy, learner, d, n_games) if policy.name in _SEARCH else None
         if infer_cache:
             raise NotImplementedError("infer_cache > 0 is not available in this build yet; use infer_cache=0")
         if start_buffer:
@@ -302,6 +307,9 @@ class Engine:
         if self._rt is None:
             d = self._game._def
             pol, lrn = self._policy, self._learner
+            search = self._search
+            if search is not None and "too_big" in search:
+                raise ValueError(search["too_big"])
             n = self._n_games
             batch = self._batch_size or max(1, n // 2)
             threads = self._n_threads or min(os.cpu_count() or 1, n)
@@ -315,8 +323,8 @@ class Engine:
                 width = d.n_actions + 1
             self._rt = Runtime(
                 d,
-                policy_kind=C.POLICY_EGQ if pol.name == "epsilon_greedy_q" else C.POLICY_PPO,
-                learner_kind=C.LEARNER_DQN if lrn.name == "dqn" else C.LEARNER_PPO,
+                policy_kind=_POLICY_KINDS[pol.name],
+                learner_kind=_LEARNER_KINDS[lrn.name],
                 n_games=n,
                 seed=self._seed,
                 batch_size=batch,
@@ -332,6 +340,7 @@ class Engine:
                 lam=lp.get("lam", 0.95),
                 bootstrap_p=lp.get("bootstrap_p", 1.0),
                 width=width,
+                search=search,
             )
         return self._rt
 
@@ -382,6 +391,7 @@ class Engine:
                 if n > bar.n:
                     bar.update(n - bar.n)  # tqdm rate-limits the redraws
 
+        rt["tele"][:, C.TL_MAXDEPTH] = 0  # a per-window maximum, not a running sum
         tele_before = rt["tele"].sum(axis=0).copy()
         rt.error = None
         try:
@@ -402,6 +412,14 @@ class Engine:
         tele["decisions"] = int(delta[C.TL_DECISIONS])
         tele["requested_rows"] = int(delta[C.TL_REQUESTED])
         tele["tail_rows"] = int(delta[C.TL_TAIL])
+        if self._search is not None:
+            searches = int(delta[C.TL_SEARCHES])
+            tele["terminal_sims"] = int(delta[C.TL_TERMSIMS])
+            tele["depthcap_sims"] = int(delta[C.TL_DEPTHCAP])
+            tele["extra_eval_rows"] = int(delta[C.TL_EXTRA])
+            tele["max_depth"] = int(rt["tele"][:, C.TL_MAXDEPTH].max())
+            for key, col in (("mean_leaves", C.TL_LEAVES), ("mean_rounds", C.TL_ROUNDS), ("mean_expansions", C.TL_EXPANSIONS)):
+                tele[key] = float(delta[col]) / searches if searches else 0.0
         n_eps = int(rt.ctl[C.C_EPISODES])
         eps = rt["episodes"][:n_eps]
         order = np.lexsort((eps[:, 0], eps[:, 2])) if n_eps else np.zeros(0, np.int64)
@@ -437,6 +455,22 @@ class Engine:
             telemetry=tele,
         )
         f = rt["r_f"][sel]
+        if self._learner.name == "alphazero":
+            return AlphaZeroBatch(
+                policy_targets=rt["r_tgt"][sel],
+                value_targets=f[:, C.RF_Z].copy(),
+                policy_weights=f[:, C.RF_WEIGHT].copy(),
+                **common,
+            )
+        if self._learner.name == "treestrap":
+            common.pop("legal_ids")
+            common.pop("legal_offsets")
+            H = self._policy.n_heads
+            return TreeStrapBatch(
+                targets=rt["r_tgt"][sel].reshape(len(sel), H, self._game._def.n_actions),
+                masks=rt["r_mask"][sel],
+                **common,
+            )
         if self._learner.name == "dqn":
             flags = meta[:, C.RM_FLAGS]
             next_ids, next_off = _csr(rt["r_next_legal"][sel])
@@ -473,6 +507,23 @@ class Engine:
             legal_offsets=np.zeros(1, np.int64),
             telemetry=tele,
         )
+        A = d.n_actions
+        if self._learner.name == "alphazero":
+            return AlphaZeroBatch(
+                policy_targets=np.zeros((0, A), np.float64),
+                value_targets=e_f,
+                policy_weights=e_f.copy(),
+                **common,
+            )
+        if self._learner.name == "treestrap":
+            H = self._policy.n_heads
+            return TreeStrapBatch(
+                obs=common["obs"],
+                players=e_i,
+                targets=np.zeros((0, H, A), np.float64),
+                masks=np.zeros((0, H), np.float32),
+                telemetry=tele,
+            )
         if self._learner.name == "dqn":
             H = self._policy.n_heads
             return DqnBatch(
@@ -517,6 +568,77 @@ class Engine:
 
     def __repr__(self) -> str:
         return f"Engine({self._game.name!r}, {self._policy.name!r}, {self._learner.name!r}, n_games={self._n_games})"
+
+
+_POLICY_KINDS = {
+    "epsilon_greedy_q": C.POLICY_EGQ,
+    "ppo": C.POLICY_PPO,
+    "alphazero": C.POLICY_AZ,
+    "mcts": C.POLICY_MCTS,
+    "minimax": C.POLICY_MINIMAX,
+}
+_LEARNER_KINDS = {"dqn": C.LEARNER_DQN, "ppo": C.LEARNER_PPO, "alphazero": C.LEARNER_AZ, "treestrap": C.LEARNER_TS}
+_SEARCH = ("alphazero", "mcts", "minimax")
+TREE_BYTES_LIMIT = 8 << 30  # preallocated search trees of all slots together
+U32_MAX = (1 << 32) - 1
+
+
+def _search_spec(policy: PolicyHandle, learner: LearnerHandle, d, n_games: int) -> dict:
+    """Tree geometry (nodes per slot, path length, rows per request, interior records per
+    decision) and the knobs the search kernels read, for a search policy."""
+    p = policy._params
+    lp = learner._params
+    N, A = d.n_players, d.n_actions
+    spec = {
+        "c": p.get("c_puct", p.get("uct_c", 0.0)),
+        "temperature": p.get("temperature", 0.0),
+        "temperature_drop": U32_MAX if p.get("temperature_drop") is None else p["temperature_drop"],
+        "outcome_weight": lp.get("outcome_weight", 0.0),
+        "interior": 0,
+    }
+    if policy.name in ("alphazero", "mcts"):
+        sims = p["num_simulations"]
+        maxn = policy.name == "alphazero" and p["sequential_backup"] == "maxn" and N >= 2
+        noise = policy._noise
+        spec.update(
+            sims=sims,
+            max_depth=p["max_depth"],
+            nodes=sims + 2,
+            path=min(p["max_depth"], sims) + 2,
+            max_rows=N if maxn else 1,
+            maxn=int(maxn),
+            act_by=1 if p.get("act_by") == "visits" else 0,
+            noise=int(noise is not None),
+            noise_epsilon=0.0 if noise is None else noise._epsilon,
+            noise_alpha=1.0 if noise is None else noise._alpha,
+        )
+        what = f"num_simulations={sims}"
+    else:  # minimax: full width (or the beam below the root), level by level
+        depth, top_k = p["depth"], p["top_k"]
+        levels = [A]
+        for _ in range(depth - 1):
+            levels.append(levels[-1] * (min(A, top_k) if top_k else A))
+        spec.update(
+            depth=depth,
+            top_k=top_k or 0,
+            nodes=1 + sum(levels),
+            path=2,
+            max_rows=levels[-1],
+            interior_targets=int(bool(lp.get("interior_targets"))),
+            interior=sum(levels[:-1]) if lp.get("interior_targets") else 0,
+        )
+        what = f"depth={depth}" + (f", top_k={top_k}" if top_k else "")
+    per_node = 8 * (d.state_size + C.TN_SIZE + 3 * A + A * (C.EF_RALL + N) + max(N, 1) + 3) + A
+    need = n_games * spec["nodes"] * per_node
+    if need > TREE_BYTES_LIMIT:
+        # Checked when the trees are allocated (the first collect), like any out-of-memory
+        # condition: the composition itself is valid (the original accepts it).
+        spec["too_big"] = (
+            f"{policy.name} with {what} needs up to {spec['nodes']} tree nodes per game: {need} bytes of "
+            f"preallocated trees for n_games={n_games} (limit {TREE_BYTES_LIMIT}); use fewer n_games or a "
+            "smaller search"
+        )
+    return spec
 
 
 def _csr(mask: np.ndarray):

@@ -11,6 +11,7 @@ file::
         ...
         <reinfors/jit/game_kernels.tmpl>                            # body: shared step
         <reinfors/jit/engine_kernels.tmpl>                          #   semantics + runtime
+        <reinfors/jit/search_kernels.tmpl | search_stub.tmpl>       #   + tree search (family)
 
 The game's njit functions are published as attributes of the holder module
 ``reinfors._gamefns`` (so the header can import them whether they live in a package, a script or
@@ -35,10 +36,13 @@ import numpy as np
 from reinfors.jit import _compile
 from reinfors.jit.games import _defaults
 
-_TEMPLATES = (
-    Path(_compile.__file__).resolve().parent / "game_kernels.tmpl",
-    Path(_compile.__file__).resolve().parent / "engine_kernels.tmpl",
-)
+_JIT = Path(_compile.__file__).resolve().parent
+# Kernel families: the model-free engine compiles without the tree-search kernels (their
+# entry points are stubs there), so a DQN/PPO composition pays no compile time for search.
+_TEMPLATES = {
+    "modelfree": (_JIT / "game_kernels.tmpl", _JIT / "engine_kernels.tmpl", _JIT / "search_stub.tmpl"),
+    "search": (_JIT / "game_kernels.tmpl", _JIT / "engine_kernels.tmpl", _JIT / "search_kernels.tmpl"),
+}
 
 ROLES = (
     "init",
@@ -95,8 +99,9 @@ def _fn_fingerprint(fn, h, seen) -> None:
             h.update(v.__name__.encode())
 
 
-def kernel_module(name: str, fns: dict, n_actions: int) -> types.ModuleType:
-    """Generate (or reuse) and import the kernel module for one game.
+def kernel_module(name: str, fns: dict, n_actions: int, family: str = "modelfree") -> types.ModuleType:
+    """Generate (or reuse) and import the kernel module for one game and kernel ``family``
+    (``"modelfree"``: game + model-free engine kernels; ``"search"``: plus tree search).
 
     ``fns`` maps each role in :data:`ROLES` to an njit dispatcher (missing optional roles get
     the defaults of ``reinfors.jit.games._defaults``).  Returns the imported module.
@@ -105,7 +110,7 @@ def kernel_module(name: str, fns: dict, n_actions: int) -> types.ModuleType:
     for role in ("chance_pending", "chance_outcomes", "apply_chance", "info_key"):
         if fns.get(role) is None:
             fns[role] = getattr(_defaults, role)
-    template = "".join(t.read_text() for t in _TEMPLATES)
+    template = "".join(t.read_text() for t in _TEMPLATES[family])
     h = hashlib.sha256(template.encode())
     h.update(f"{name}|{n_actions}".encode())
     for role in ROLES:
@@ -113,7 +118,7 @@ def kernel_module(name: str, fns: dict, n_actions: int) -> types.ModuleType:
         _fn_fingerprint(fns[role], h, set())
     digest = h.hexdigest()[:16]
     safe = "".join(c if c.isalnum() else "_" for c in name)[:40] or "game"
-    mod_name = f"{safe}_{digest}"
+    mod_name = f"{safe}_{family}_{digest}"
     with _lock:
         mod = _loaded.get(mod_name)
         if mod is not None:

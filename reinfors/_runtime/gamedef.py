@@ -53,7 +53,7 @@ class GameDef:
         if self.has_chance and self.max_chance < 1:
             raise ValueError(f"game {self.name!r}: a game with chance must declare max_chance(params) >= 1")
         self._encode = encode if encode is not None else ns.encode
-        self._kernels = None
+        self._kernels: dict[str, types.ModuleType] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -77,14 +77,18 @@ class GameDef:
     @property
     def kernels(self) -> types.ModuleType:
         """The generated kernel module for this game (compiled or loaded from cache on first call)."""
-        k = self._kernels
+        return self.kernels_for("modelfree")
+
+    def kernels_for(self, family: str) -> types.ModuleType:
+        """The kernel module of ``family`` (``"modelfree"`` or ``"search"``) for this game."""
+        k = self._kernels.get(family)
         if k is None:
             with self._lock:
-                if self._kernels is None:
+                k = self._kernels.get(family)
+                if k is None:
                     fns = {role: getattr(self.ns, role, None) for role in codegen.ROLES}
                     fns["encode"] = self._encode
-                    self._kernels = codegen.kernel_module(self.name, fns, self.n_actions)
-                k = self._kernels
+                    k = self._kernels[family] = codegen.kernel_module(self.name, fns, self.n_actions, family)
         return k
 
     # -- Python-side helpers with safe fallbacks for user games ---------------------------------

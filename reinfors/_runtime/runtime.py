@@ -148,13 +148,21 @@ class Runtime:
         lam,
         bootstrap_p,
         width,
+        search=None,
     ):
+        """``search``: the tree-search geometry and knobs (``SearchSpec`` fields, see engine.py)
+        for the search policies; None for the model-free ones."""
         self.gdef = gdef
-        self.k = gdef.kernels
+        self.search = search
+        self.k = gdef.kernels_for("search" if search is not None else "modelfree")
         G, N, A, O = n_games, gdef.n_players, gdef.n_actions, gdef.obs_size
         self.G, self.N, self.A, self.O = G, N, A, O
         self.pad = pad
         self.batch_size = batch_size
+        # Rows one slot can have in flight (one request at a time): its acting agents' rows, a
+        # tail, or one search request (a Minimax round can be thousands of rows).
+        self.max_rows = max(N, search["max_rows"]) if search is not None else N
+        self.rec_per_level = N + (search["interior"] if search is not None else 0)
         self._size_routes(n_routes)
         self.n_threads = n_threads
         self.learner_kind = learner_kind
@@ -168,11 +176,23 @@ class Runtime:
         cfg[C.CFG_CHANCE] = gdef.max_chance
         fcfg = np.zeros(C.FCFG_SIZE, np.float64)
         fcfg[C.F_EPSILON], fcfg[C.F_GAMMA], fcfg[C.F_LAM], fcfg[C.F_BOOTSTRAP_P] = epsilon, gamma, lam, bootstrap_p
+        sp = search or {}
+        for key, col in (("sims", C.CFG_SIMS), ("max_depth", C.CFG_MAXDEPTH), ("temperature_drop", C.CFG_TEMPDROP),
+                         ("maxn", C.CFG_MAXN), ("act_by", C.CFG_ACTBY), ("noise", C.CFG_NOISE),
+                         ("depth", C.CFG_DEPTH), ("top_k", C.CFG_TOPK), ("interior_targets", C.CFG_INTERIOR),
+                         ("nodes", C.CFG_NODES), ("max_rows", C.CFG_MAXROWS)):  # fmt: skip
+            cfg[col] = int(sp.get(key, 0))
+        for key, col in (("c", C.F_CPUCT), ("temperature", C.F_TEMP), ("noise_epsilon", C.F_NOISE_EPS),
+                         ("noise_alpha", C.F_NOISE_ALPHA), ("outcome_weight", C.F_OW)):  # fmt: skip
+            fcfg[col] = float(sp.get(key, 0.0))
         self.cfg, self.fcfg = cfg, fcfg
         self.ctl = np.zeros(C.CTL_BASE + 8 * max(1, N), np.int64)
         self.seed = seed
         M = 64
-        self.msg = rings.make(4 * G * N + 64, C.MSG_W)
+        # Every message a slot can have queued: one per span of its request (one span per row
+        # with per-player routes), plus its Completed message.
+        spans = (self.max_rows if N > 1 else math.ceil(self.max_rows / self.capacity)) + 2
+        self.msg = rings.make(G * spans + 4 * G * N + 64, C.MSG_W)
         self.rdy = rings.make(G + 1, 1)
         self.ready_buf = np.zeros(G, np.int64)
         self.width = width
@@ -191,9 +211,9 @@ class Runtime:
             act_agents=np.zeros((G, N), np.int64),  # [G, N] acting agents / tail players
             root=np.zeros((G, N, O), np.float32),  # [G, N, O] root rows
             legal=np.zeros((G, N, A), np.uint8),  # [G, N, A]
-            preds=np.zeros((G, N, width), np.float64),  # [G, N, W] routed predictions
-            iscr=np.zeros((G, 2 * N + C.MSG_W), np.int64),  # [G, .] per-slot int scratch
-            fscr=np.zeros((G, A + N + max(1, gdef.max_chance)), np.float64),  # [G, .] float scratch
+            preds=np.zeros((G, self.max_rows, width), np.float64),  # [G, rows, W] routed predictions
+            iscr=np.zeros((G, 3 * N + C.MSG_W), np.int64),  # [G, .] per-slot int scratch
+            fscr=np.zeros((G, A + N + max(1, gdef.max_chance) + max(A, N)), np.float64),  # [G, .] float scratch
             amounts=np.zeros((G, N, len(weights)), np.float64),  # [G, N, K] reward-key amounts
             ep_ret=np.zeros((G, N), np.float64),  # [G, N] running episode returns
             arena_rows=None,  # [R, NA, CAP, O] float32, see _alloc_routes
@@ -218,13 +238,39 @@ class Runtime:
             rdy_seq=self.rdy[0],
             rdy_data=self.rdy[1],
             rdy_pos=self.rdy[2],
+            **self._tree_arrays(G, gdef.state_size, search, n_heads),
+            rq=np.zeros((G, self.max_rows, 2), np.int64),  # [G, rows, 2] request row sources
+            r_tgt=np.zeros((M, n_heads * A if search is not None else 0), np.float64),  # [M, H * A]
         )
         self._alloc_routes()
         self.k.start_slots(self.E, np.uint64(seed))
-        self.rate = 1.0  # records per slot-level estimate (deterministic: derived from counts)
+        # Records per slot-level estimate (deterministic: derived from counts); a search with
+        # interior targets starts from its interior record bound.
+        self.rate = 1.0 if search is None else max(1.0, self.rec_per_level / max(1, N))
         self.levels_done = 0
         self.records_done = 0
         self._helpers: _Helpers | None = None
+
+    def _tree_arrays(self, G, S, search, n_heads) -> dict:
+        """The per-slot search trees (struct of arrays; tiny placeholders without search)."""
+        N, A = self.N, self.A
+        if search is None:
+            G = M = P = S = 1
+        else:
+            M, P = search["nodes"], search["path"]
+        maxn = bool(search and search.get("maxn"))
+        return dict(
+            t_state=np.zeros((G, M, S), np.int64),  # node states
+            t_ni=np.zeros((G, M, C.TN_SIZE), np.int64),  # mover, depth, flags, visits
+            t_child=np.zeros((G, M, A), np.int64),  # child per action (-1 none)
+            t_visits=np.zeros((G, M, A), np.int64),  # edge visits
+            t_ef=np.zeros((G, M, A, C.EF_RALL + (N if maxn else 0)), np.float64),  # prior, value sum, rewards
+            t_nv=np.zeros((G, M, max(n_heads, N)), np.float64),  # node values (per head / per agent)
+            t_legal=np.zeros((G, M, A), np.uint8),  # the mover's legal mask
+            t_path=np.zeros((G, P, 2), np.int64),  # selection path (node, action)
+            t_rng=np.zeros((G, 1), np.uint64),  # in-tree chance stream
+            t_list=np.zeros((G, 3, M), np.int64),  # Minimax frontier (x2) and new-node lists
+        )
 
     # -- routes ----------------------------------------------------------------------------------
 
@@ -234,7 +280,10 @@ class Runtime:
         finds a free one (every in-flight row plus three spare: the open arena, one being fired,
         one lent to a callback that kept it)."""
         self.n_routes = n_routes
-        rows_per_route = self.G * self.N if n_routes == 1 else self.G
+        if self.search is not None:
+            rows_per_route = self.G * self.max_rows  # one request per slot, any mix of players
+        else:
+            rows_per_route = self.G * self.N if n_routes == 1 else self.G
         self.capacity = self.batch_size if self.pad else max(1, min(self.batch_size, rows_per_route))
         self.n_arenas = math.ceil(rows_per_route / self.capacity) + 3
 
@@ -265,6 +314,8 @@ class Runtime:
         "legal", "preds", "iscr", "ep_ret", "arena_rows", "arena_ctl", "arena_done", "msg_seq", "msg_data",
         "msg_pos", "r_meta", "r_f", "r_obs", "r_next_obs", "r_mask", "r_legal", "r_next_legal", "traj_idx",
         "traj_cnt", "last_act", "tele", "pending", "episodes", "rdy_seq", "rdy_data", "rdy_pos", "fscr", "amounts",
+        "t_state", "t_ni", "t_child", "t_visits", "t_ef", "t_nv", "t_legal", "t_path", "t_rng", "t_list", "rq",
+        "r_tgt",
     )  # fmt: skip
 
     def _build_E(self) -> None:
@@ -299,9 +350,9 @@ class Runtime:
 
         Only called while no worker runs (every slot parked or not yet started)."""
         G, N = self.G, self.N
-        need = int(self.ctl[C.C_REC]) + G * N * (levels_ahead + 2)
+        need = int(self.ctl[C.C_REC]) + G * self.rec_per_level * (levels_ahead + 2)
         dqn = self.learner_kind == C.LEARNER_DQN
-        for name in ("r_meta", "r_f", "r_obs", "r_mask", "r_legal") + (("r_next_obs", "r_next_legal") if dqn else ()):
+        for name in ("r_meta", "r_f", "r_obs", "r_mask", "r_legal", "r_tgt") + (("r_next_obs", "r_next_legal") if dqn else ()):
             self._grow(name, need)
         self._grow("episodes", int(self.ctl[C.C_EPISODES]) + G * (levels_ahead + 2))
         self._grow("traj_idx", int(self["traj_cnt"].max()) + levels_ahead + 2, axis=2)

@@ -36,20 +36,41 @@ CFG_W = 12  # prediction width per row (H * A for Q, A + 1 for logits + value)
 CFG_SIMUL = 13  # 1 for simultaneous games
 CFG_KEYS = 14  # reward keys
 CFG_CHANCE = 15  # max chance fan
+CFG_SIMS = 16  # AlphaZero / Mcts simulations per decision
+CFG_MAXDEPTH = 17  # tree depth cap (AlphaZero / Mcts)
+CFG_TEMPDROP = 18  # plies sampled with the acting temperature
+CFG_MAXN = 19  # 1: AlphaZero sequential_backup="maxn"
+CFG_ACTBY = 20  # Mcts act_by: 0 value, 1 visits
+CFG_NOISE = 21  # 1: AlphaZero root Dirichlet noise
+CFG_DEPTH = 22  # Minimax depth
+CFG_TOPK = 23  # Minimax beam width (0 = full width)
+CFG_INTERIOR = 24  # TreeStrap interior_targets
+CFG_NODES = 25  # tree nodes per slot
+CFG_MAXROWS = 26  # rows one request of a slot can hold
 CFG_SIZE = 32
 
 POLICY_EGQ = 0
 POLICY_PPO = 1
+POLICY_AZ = 2  # search policies from here on
+POLICY_MCTS = 3
+POLICY_MINIMAX = 4
 
 LEARNER_DQN = 0
 LEARNER_PPO = 1
+LEARNER_AZ = 2
+LEARNER_TS = 3
 
 # -- fcfg (float64) -------------------------------------------------------------------------------
 F_EPSILON = 0
 F_GAMMA = 1
 F_LAM = 2
 F_BOOTSTRAP_P = 3
-FCFG_SIZE = 8
+F_CPUCT = 4  # AlphaZero c_puct / Mcts uct_c
+F_TEMP = 5  # acting temperature
+F_NOISE_EPS = 6  # Dirichlet epsilon
+F_NOISE_ALPHA = 7  # Dirichlet alpha
+F_OW = 8  # TreeStrap outcome_weight
+FCFG_SIZE = 16
 
 # -- ctl (atomic int64 words, one per cache line) -------------------------------------------------
 C_TARGET = 0  # window target level T: slots park when they reach it
@@ -70,6 +91,7 @@ ERR_REC_OVERFLOW = 1
 ERR_NO_ARENA = 2
 ERR_TRAJ_OVERFLOW = 3
 ERR_SPAN_OVERFLOW = 4
+ERR_TREE_OVERFLOW = 5
 
 # -- slot status ----------------------------------------------------------------------------------
 ST_EMIT = 0
@@ -95,7 +117,21 @@ SI_NTAIL = 7  # tail rows requested
 SI_TAILKIND = 8  # 1 = truncation tail, 2 = window tail
 SI_ROWS = 9  # rows requested this round
 SI_WINREC = 10  # records this slot emitted in the current window
-SI_SIZE = 12
+SI_SEARCH = 12  # 1 while a tree search of the current decision is under way
+SI_SIMS = 13  # simulations started in this search
+SI_NNODES = 14  # tree nodes in use
+SI_LEAF = 15  # node waiting for its evaluation rows
+SI_PLEN = 16  # selection path length
+SI_NFRONT = 17  # Minimax: frontier length
+SI_FBUF = 18  # Minimax: which list buffer holds the frontier
+SI_NNEW = 19  # Minimax: rows requested this round
+SI_MAXD = 20  # deepest node of this search
+SI_TERMS = 21  # terminal simulations of this search
+SI_CAPS = 22  # depth-capped simulations of this search
+SI_LEAVES = 23  # evaluated leaves of this search
+SI_ROUNDS = 24  # inference rounds of this search
+SI_EXPS = 25  # expansions of this search
+SI_SIZE = 32
 
 # -- record meta columns (r_meta: [M, RM_SIZE] int64) ----------------------------------------------
 RM_LEVEL = 0
@@ -114,10 +150,34 @@ RF_ADV = 3  # PPO advantage
 RF_RET = 4  # PPO return
 RF_VALUE = 5  # PPO critic value at decision time
 RF_RAW = 6  # rewards credited to this decision (until the player's next own decision)
-RF_SIZE = 7
+RF_Z = 7  # AlphaZero / TreeStrap: discounted realised return
+RF_WEIGHT = 8  # AlphaZero policy weight (1 mover row, 0 value-only row)
+RF_SIZE = 9
 
 # -- telemetry counters (tele: [TL_SIZE] int64, per worker row) ------------------------------------
 TL_DECISIONS = 0
 TL_REQUESTED = 1
 TL_TAIL = 2
-TL_SIZE = 8
+TL_TERMSIMS = 3
+TL_DEPTHCAP = 4
+TL_EXTRA = 5  # extra evaluation rows (maxn: N - 1 per evaluation)
+TL_LEAVES = 6
+TL_ROUNDS = 7
+TL_EXPANSIONS = 8
+TL_MAXDEPTH = 9  # max (not a sum): the scheduler zeroes it per window
+TL_SEARCHES = 10  # searches finished (decisions with a tree)
+TL_SIZE = 16
+
+# -- tree node int columns (t_ni: [G, M, TN_SIZE]) and edge float columns (t_ef: [G, M, A, EF]) --
+TN_MOVER = 0
+TN_DEPTH = 1
+TN_TERM = 2
+TN_EVAL = 3  # evaluated (prior / value known)
+TN_TOTAL = 4  # visits through the node
+TN_EXP = 5  # Minimax: expanded
+TN_FULL = 6  # Minimax: expanded full width (not beamed)
+TN_SIZE = 8
+EF_PRIOR = 0  # PUCT prior (Minimax top_k: the head-mean Q row)
+EF_VSUM = 1
+EF_REW = 2  # the mover's edge reward
+EF_RALL = 3  # maxn: every agent's edge reward (N columns)

@@ -104,7 +104,7 @@ def engine_runs(spec):
     eng = rf.Engine(game, rf.Reward(**spec.get("reward", {})), policy, learner, **spec["engine"])
     obs_size = int(np.prod(game.observation_space().shape))
     A = game.action_space().n
-    if spec["policy"] == "Ppo":
+    if spec["policy"] in ("Ppo", "AlphaZero"):
         f = q_callback(obs_size, A + 1, spec.get("cb_seed", 0))
 
         def infer(obs):

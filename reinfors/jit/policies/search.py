@@ -1,0 +1,87 @@
+"""Game-independent arithmetic of the tree-search policies (AlphaZero, Mcts, Minimax).
+
+Everything here works on dense per-action rows (``A`` entries, game frame) with a ``legal:
+[A] uint8`` mask, reads the slot's explicit ``rng: [1] uint64`` and allocates nothing; the
+engine's search kernels (reinfors/jit/search_kernels.tmpl) call these per node.  The arithmetic
+is reinfors 0.4.0's (sequential sums, strict ``>`` ties to the lowest id), so seeded searches
+reproduce the original's visit counts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reinfors.jit import rng as _rng
+from reinfors.jit._compile import kernel
+
+
+@kernel
+def softmax_legal(logits, legal, n_actions, out):
+    """``out[a]`` = softmax of ``logits[a]`` over the legal ``a`` (ascending; 0 elsewhere):
+    ``m = max``, ``e = exp(l - m)``, divided by the sequential sum."""
+    m = -np.inf
+    for a in range(n_actions):
+        if legal[a] != 0 and logits[a] > m:
+            m = logits[a]
+    t = 0.0
+    for a in range(n_actions):
+        if legal[a] != 0:
+            e = np.exp(logits[a] - m)
+            out[a] = e
+            t += e
+        else:
+            out[a] = 0.0
+    for a in range(n_actions):
+        if legal[a] != 0:
+            out[a] = out[a] / t
+
+
+@kernel
+def sample_visits(rng, visits, n_actions, temperature):
+    """An action drawn from ``visits ** (1 / temperature)`` with one ``rng`` draw (none when no
+    action was visited: action 0)."""
+    nmax = 0
+    for a in range(n_actions):
+        if visits[a] > nmax:
+            nmax = visits[a]
+    if nmax <= 0:
+        return 0
+    inv_t = 1.0 / temperature
+    total = 0.0
+    for a in range(n_actions):
+        if visits[a] > 0:
+            total += (visits[a] / nmax) ** inv_t
+    r = _rng.uniform(rng) * total
+    best = 0
+    best_w = -1.0
+    for a in range(n_actions):
+        w = (visits[a] / nmax) ** inv_t if visits[a] > 0 else 0.0
+        r -= w
+        if w > 0.0 and r <= 0.0:
+            return a
+        if w > best_w:
+            best_w = w
+            best = a
+    return best
+
+
+@kernel
+def argmax_legal(row, legal, n_actions):
+    """Argmax of ``row`` over the legal actions (ascending, strict ``>``: lowest id on ties)."""
+    best = -1
+    best_v = -np.inf
+    for a in range(n_actions):
+        if legal[a] != 0 and (best < 0 or row[a] > best_v):
+            best = a
+            best_v = row[a]
+    return best
+
+
+@kernel
+def argmax_dense(row, n_actions):
+    """Argmax of ``row`` over every action (first maximum)."""
+    best = 0
+    for a in range(1, n_actions):
+        if row[a] > row[best]:
+            best = a
+    return best
