@@ -418,7 +418,11 @@ class Engine:
             tele["depthcap_sims"] = int(delta[C.TL_DEPTHCAP])
             tele["extra_eval_rows"] = int(delta[C.TL_EXTRA])
             tele["max_depth"] = int(rt["tele"][:, C.TL_MAXDEPTH].max())
-            for key, col in (("mean_leaves", C.TL_LEAVES), ("mean_rounds", C.TL_ROUNDS), ("mean_expansions", C.TL_EXPANSIONS)):
+            for key, col in (
+                ("mean_leaves", C.TL_LEAVES),
+                ("mean_rounds", C.TL_ROUNDS),
+                ("mean_expansions", C.TL_EXPANSIONS),
+            ):
                 tele[key] = float(delta[col]) / searches if searches else 0.0
         n_eps = int(rt.ctl[C.C_EPISODES])
         eps = rt["episodes"][:n_eps]

@@ -349,10 +349,12 @@ class Runtime:
         """Grow the record pool, episode log and PPO segments for ``levels_ahead`` more levels.
 
         Only called while no worker runs (every slot parked or not yet started)."""
-        G, N = self.G, self.N
+        G = self.G
         need = int(self.ctl[C.C_REC]) + G * self.rec_per_level * (levels_ahead + 2)
         dqn = self.learner_kind == C.LEARNER_DQN
-        for name in ("r_meta", "r_f", "r_obs", "r_mask", "r_legal", "r_tgt") + (("r_next_obs", "r_next_legal") if dqn else ()):
+        for name in ("r_meta", "r_f", "r_obs", "r_mask", "r_legal", "r_tgt") + (
+            ("r_next_obs", "r_next_legal") if dqn else ()
+        ):
             self._grow(name, need)
         self._grow("episodes", int(self.ctl[C.C_EPISODES]) + G * (levels_ahead + 2))
         self._grow("traj_idx", int(self["traj_cnt"].max()) + levels_ahead + 2, axis=2)
