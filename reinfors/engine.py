@@ -312,6 +312,10 @@ class Engine:
                 raise ValueError(search["too_big"])
             n = self._n_games
             batch = self._batch_size or max(1, n // 2)
+            if not self._batch_size and search is not None and search["max_rows"] > 1:
+                # Automatic batch for multi-row searches (a Minimax round is thousands of rows per
+                # slot): fill calls from half the rows that can be in flight, up to 4096 rows.
+                batch = max(batch, min(AUTO_SEARCH_BATCH, n * search["max_rows"] // 2))
             threads = self._n_threads or min(os.cpu_count() or 1, n)
             learn = np.zeros(d.n_players, np.int64)
             for p in self._learn_players if self._learn_players is not None else range(d.n_players):
@@ -583,7 +587,8 @@ _POLICY_KINDS = {
 }
 _LEARNER_KINDS = {"dqn": C.LEARNER_DQN, "ppo": C.LEARNER_PPO, "alphazero": C.LEARNER_AZ, "treestrap": C.LEARNER_TS}
 _SEARCH = ("alphazero", "mcts", "minimax")
-TREE_BYTES_LIMIT = 8 << 30  # preallocated search trees of all slots together
+TREE_BYTES_LIMIT = 8 << 30
+AUTO_SEARCH_BATCH = 4096  # preallocated search trees of all slots together
 U32_MAX = (1 << 32) - 1
 
 

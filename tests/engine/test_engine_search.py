@@ -1,0 +1,248 @@
+"""Engine.collect with the search policies: known answers, determinism, targets, telemetry,
+validation.  (Record-for-record agreement with reinfors 0.4.0 is in tests/differential.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_user_games import make_nim  # tests/ is on sys.path (rootdir conftest)
+
+import reinfors as rf
+
+C4_REWARD = rf.Reward(win=1.0, loss=-1.0)
+
+
+def zero_pv(n_actions):
+    return lambda obs: (np.zeros((len(obs), n_actions)), np.zeros(len(obs)))
+
+
+def zero_q(n_actions):
+    return lambda obs: np.zeros((len(obs), 1, n_actions))
+
+
+def linear_pv(obs_size, n_actions, seed=0):
+    rs = np.random.default_rng(seed)
+    w = rs.standard_normal((obs_size, n_actions + 1)) * 0.3
+
+    def infer(obs):
+        out = (obs[:, :, None].astype(np.float64) * w[None]).sum(axis=1)  # row-independent
+        return out[:, :n_actions], np.tanh(out[:, n_actions])
+
+    return infer
+
+
+def linear_q(obs_size, n_actions, seed=0):
+    w = np.random.default_rng(seed).standard_normal((obs_size, n_actions)) * 0.3
+
+    def infer(obs):
+        return (obs[:, :, None].astype(np.float64) * w[None]).sum(axis=1)[:, None, :]
+
+    return infer
+
+
+def _opening_rows(batch, n_actions):
+    """Targets of the records taken at the episodes' first position (player 0's first row of
+    each episode: Nim episodes always start from the same pile)."""
+    start = batch.obs[:, 0] == 1.0  # the pile is full only at the opening
+    return start & (batch.players == 0)
+
+
+# -- known answers ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pile,winning", [(4, 0), (5, 1)])
+def test_minimax_with_a_zero_callback_plays_nim_perfectly(pile, winning):
+    """Nim (take 1 or 2, last stone wins): from a pile of 4 take 1, from 5 take 2.  Depth 5
+    reaches every terminal state, so the zero callback never decides anything."""
+    eng = rf.Engine(
+        make_nim(pile), rf.Reward(), rf.policies.Minimax(depth=5), rf.learners.TreeStrap(gamma=1.0), n_games=2
+    )
+    b = eng.collect(20, zero_q(2))
+    rows = _opening_rows(b, 2)
+    assert rows.any()
+    t = b.targets[rows][:, 0, :]
+    assert (t.argmax(axis=1) == winning).all()
+    assert np.allclose(t[:, winning], 1.0) and np.allclose(t[:, 1 - winning], -1.0)
+    # every episode is won by the first player: perfect play
+    assert all(ret[0] == 1.0 for ret, _, _ in b.telemetry["episodes"])
+
+
+@pytest.mark.parametrize("policy", ["alphazero", "mcts"])
+def test_tree_search_with_a_uniform_prior_finds_the_nim_win(policy):
+    if policy == "alphazero":
+        pol = rf.policies.AlphaZero(num_simulations=200, noise=None, temperature=0.0)
+        lrn, infer = rf.learners.AlphaZero(), zero_pv(2)
+    else:
+        pol = rf.policies.Mcts(num_simulations=200)
+        lrn, infer = rf.learners.TreeStrap(gamma=1.0), zero_q(2)
+    eng = rf.Engine(make_nim(4), rf.Reward(), pol, lrn, n_games=2, seed=3)
+    b = eng.collect(20, infer)
+    rows = _opening_rows(b, 2)
+    assert rows.any()
+    if policy == "alphazero":
+        assert (b.policy_targets[rows].argmax(axis=1) == 0).all()
+    else:
+        t = b.targets[rows][:, 0, :]
+        assert (t.argmax(axis=1) == 0).all() and (t[:, 0] > 0.5).all()
+    assert all(ret[0] == 1.0 for ret, _, _ in b.telemetry["episodes"])
+
+
+def test_minimax_depth_1_scores_leaves_for_their_own_mover():
+    """At depth 1 every child is a frontier leaf valued by the callback for *its* mover (the
+    opponent), so the root target is the negated masked max of the leaf's Q row."""
+    q = np.array([0.25, -0.5])
+
+    def infer(obs):
+        return np.tile(q, (len(obs), 1, 1))
+
+    eng = rf.Engine(make_nim(6), rf.Reward(), rf.policies.Minimax(depth=1), rf.learners.TreeStrap(gamma=0.5), n_games=1)
+    b = eng.collect(1, infer)
+    first = b.targets[0, 0]
+    assert np.allclose(first, [-0.5 * 0.25, -0.5 * 0.25])
+
+
+# -- records ------------------------------------------------------------------------------------
+
+
+def test_alphazero_targets_are_visit_distributions_over_legal_actions():
+    eng = rf.Engine(
+        rf.games.Connect4(), C4_REWARD, rf.policies.AlphaZero(num_simulations=16), rf.learners.AlphaZero(), n_games=4
+    )
+    b = eng.collect(100, linear_pv(84, 7))
+    assert b.policy_targets.shape == (len(b.obs), 7) and b.policy_targets.dtype == np.float64
+    legal = np.zeros((len(b.obs), 7), bool)
+    for i in range(len(b.obs)):
+        legal[i, b.legal_ids[b.legal_offsets[i] : b.legal_offsets[i + 1]]] = True
+    assert np.allclose(b.policy_targets.sum(axis=1), 1.0)
+    assert (b.policy_targets[~legal] == 0.0).all()
+    # the root counts as simulation 1: 15 visits spread over the root's children
+    assert set(np.unique(np.round(b.policy_targets * 15, 9))) <= set(float(k) for k in range(16))
+    assert (b.policy_weights == 1.0).all()
+    assert set(np.abs(b.value_targets)) <= {0.0, 1.0}  # gamma 1: the signed outcome
+    t = b.telemetry
+    assert t["mean_leaves"] == t["mean_rounds"] == t["mean_expansions"] == 16.0
+    assert t["decisions"] * 16 == t["requested_rows"] + t["terminal_sims"] + t["depthcap_sims"]
+
+
+def test_maxn_adds_value_only_rows_and_extra_eval_rows():
+    pol = rf.policies.AlphaZero(num_simulations=8, sequential_backup="maxn")
+    eng = rf.Engine(rf.games.Connect4(), C4_REWARD, pol, rf.learners.AlphaZero(gamma=0.9), n_games=2)
+    b = eng.collect(40, zero_pv(7))
+    w = b.policy_weights
+    assert set(np.unique(w)) == {0.0, 1.0} and (w == 0).sum() == (w == 1).sum()
+    value_only = w == 0.0
+    assert (b.policy_targets[value_only] == 0.0).all()
+    assert (np.diff(b.legal_offsets)[value_only] == 0).all()
+    t = b.telemetry
+    evals = t["requested_rows"] // 2
+    assert t["extra_eval_rows"] == evals
+    assert t["decisions"] * 8 == t["requested_rows"] + t["terminal_sims"] + t["depthcap_sims"] - t["extra_eval_rows"]
+
+
+def test_truncated_episodes_bootstrap_from_tail_rows():
+    game = rf.games.GridWorld(size=6, max_ticks=5)  # too short to reach the goal mostly
+    pol = rf.policies.AlphaZero(num_simulations=6)
+    eng = rf.Engine(game, rf.Reward(step=0.0, goal=1.0), pol, rf.learners.AlphaZero(gamma=0.5), n_games=3)
+    b = eng.collect(30, lambda obs: (np.zeros((len(obs), 4)), np.full(len(obs), 0.8)))
+    t = b.telemetry
+    truncated = [e for e in t["episodes"] if e[1] == 5 and e[0][0] == 0.0]
+    assert truncated and t["tail_rows"] >= len(truncated)
+    assert t["decisions"] * 6 == t["requested_rows"] + t["terminal_sims"] + t["depthcap_sims"] - t["tail_rows"]
+    # the last record of a truncated episode: z = r + gamma * v_tail = 0 + 0.5 * 0.8
+    assert np.isclose(b.value_targets, 0.4).any()
+
+
+def test_treestrap_masks_and_outcome_blending():
+    pol = rf.policies.Mcts(num_simulations=8)
+    lrn = rf.learners.TreeStrap(gamma=1.0, outcome_weight=1.0, bootstrap_p=0.5)
+    eng = rf.Engine(rf.games.Connect4(), C4_REWARD, pol, lrn, n_games=2, seed=5)
+    b = eng.collect(60, zero_q(7))
+    assert b.targets.shape == (len(b.obs), 1, 7) and b.masks.shape == (len(b.obs), 1)
+    assert set(np.unique(b.masks)) == {0.0, 1.0}
+    # outcome_weight 1, gamma 1, rewards only at the end: the executed action's target is the
+    # player's episode return.  Records come episode by episode (player 0's, then player 1's).
+    i = 0
+    for ret, length, _ in b.telemetry["episodes"]:
+        for j in range(i, i + length):
+            assert np.isclose(b.targets[j, 0], ret[b.players[j]]).any()
+        i += length
+    assert i == len(b.obs)
+
+
+# -- determinism --------------------------------------------------------------------------------
+
+SEARCHES = {
+    "alphazero": (lambda: rf.policies.AlphaZero(num_simulations=12), lambda: rf.learners.AlphaZero(), linear_pv),
+    "mcts": (lambda: rf.policies.Mcts(num_simulations=10), lambda: rf.learners.TreeStrap(bootstrap_p=0.5), linear_q),
+    "minimax": (lambda: rf.policies.Minimax(depth=2), lambda: rf.learners.TreeStrap(), linear_q),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SEARCHES))
+def test_search_batches_identical_across_threads_and_batch_sizes(kind):
+    pol, lrn, cb = SEARCHES[kind]
+    infer = cb(84, 7)
+    out = []
+    for n_threads, batch_size in ((1, 0), (2, 3), (0, 7)):
+        eng = rf.Engine(
+            rf.games.Connect4(), C4_REWARD, pol(), lrn(), n_games=6, seed=11, n_threads=n_threads, batch_size=batch_size
+        )
+        out.append([eng.collect(50, infer) for _ in range(2)])
+    fields = (
+        ("obs", "players", "policy_targets", "value_targets") if kind == "alphazero" else ("obs", "targets", "masks")
+    )
+    for other in out[1:]:
+        for a, b in zip(out[0], other, strict=True):
+            for f in fields:
+                assert np.array_equal(getattr(a, f), getattr(b, f)), f
+            assert a.telemetry["decisions"] == b.telemetry["decisions"]
+
+
+def test_minimax_fires_full_batches():
+    eng = rf.Engine(rf.games.Connect4(), C4_REWARD, rf.policies.Minimax(depth=3), rf.learners.TreeStrap(), n_games=8)
+    b = eng.collect(50, zero_q(7))
+    t = b.telemetry
+    assert t["infer_rows"] / t["infer_calls"] >= 3.5  # batch_size n_games // 2 = 4
+    assert t["mean_rounds"] <= 3.0 and t["max_depth"] <= 3
+
+
+# -- validation ---------------------------------------------------------------------------------
+
+
+def test_alphazero_output_validation_and_recovery():
+    eng = rf.Engine(
+        rf.games.Connect4(), C4_REWARD, rf.policies.AlphaZero(num_simulations=4), rf.learners.AlphaZero(), n_games=2
+    )
+    with pytest.raises(TypeError, match="AlphaZero infer must return a \\(policy_logits, values\\) tuple"):
+        eng.collect(10, lambda obs: np.zeros((len(obs), 8)))
+    with pytest.raises(ValueError, match="AlphaZero infer must return"):
+        eng.collect(10, lambda obs: (np.zeros((len(obs), 3)), np.zeros(len(obs))))
+    b = eng.collect(10, zero_pv(7))
+    assert len(b.obs) >= 10
+
+
+def test_search_callback_exception_propagates_and_engine_recovers():
+    eng = rf.Engine(rf.games.Connect4(), C4_REWARD, rf.policies.Minimax(depth=2), rf.learners.TreeStrap(), n_games=2)
+
+    class Boom(Exception):
+        pass
+
+    def bad(obs):
+        raise Boom("callback failed")
+
+    with pytest.raises(Boom):
+        eng.collect(10, bad)
+    assert len(eng.collect(10, zero_q(7)).obs) >= 10
+
+
+def test_unavailable_search_compositions_say_so():
+    with pytest.raises(NotImplementedError, match="simultaneous"):
+        rf.Engine(rf.games.Snake(), rf.Reward(), rf.policies.AlphaZero(), rf.learners.AlphaZero(), n_games=2)
+    with pytest.raises(NotImplementedError, match="selective_expectimax"):
+        rf.Engine(rf.games.Connect4(), C4_REWARD, rf.policies.SelectiveExpectimax(), rf.learners.TreeStrap(), n_games=2)
+
+
+def test_oversized_trees_are_refused_at_the_first_collect():
+    eng = rf.Engine(rf.games.Connect4(), C4_REWARD, rf.policies.Minimax(depth=7), rf.learners.TreeStrap(), n_games=64)
+    with pytest.raises(ValueError, match="tree nodes per game"):
+        eng.collect(10, zero_q(7))
