@@ -180,7 +180,7 @@ class Runtime:
         for key, col in (("sims", C.CFG_SIMS), ("max_depth", C.CFG_MAXDEPTH), ("temperature_drop", C.CFG_TEMPDROP),
                          ("maxn", C.CFG_MAXN), ("act_by", C.CFG_ACTBY), ("noise", C.CFG_NOISE),
                          ("depth", C.CFG_DEPTH), ("top_k", C.CFG_TOPK), ("interior_targets", C.CFG_INTERIOR),
-                         ("nodes", C.CFG_NODES), ("max_rows", C.CFG_MAXROWS)):  # fmt: skip
+                         ("nodes", C.CFG_NODES), ("max_rows", C.CFG_MAXROWS), ("choose", C.CFG_CHOOSE)):  # fmt: skip
             cfg[col] = int(sp.get(key, 0))
         for key, col in (("c", C.F_CPUCT), ("temperature", C.F_TEMP), ("noise_epsilon", C.F_NOISE_EPS),
                          ("noise_alpha", C.F_NOISE_ALPHA), ("outcome_weight", C.F_OW)):  # fmt: skip

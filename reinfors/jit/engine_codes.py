@@ -47,6 +47,7 @@ CFG_TOPK = 23  # Minimax beam width (0 = full width)
 CFG_INTERIOR = 24  # TreeStrap interior_targets
 CFG_NODES = 25  # tree nodes per slot
 CFG_MAXROWS = 26  # rows one request of a slot can hold
+CFG_CHOOSE = 27  # 1: PolicyHandle.choose — a finished search parks with its action (no step)
 CFG_SIZE = 32
 
 POLICY_EGQ = 0
@@ -131,6 +132,7 @@ SI_CAPS = 22  # depth-capped simulations of this search
 SI_LEAVES = 23  # evaluated leaves of this search
 SI_ROUNDS = 24  # inference rounds of this search
 SI_EXPS = 25  # expansions of this search
+SI_CHOICE = 26  # choose mode: the action the finished search chose
 SI_SIZE = 32
 
 # -- record meta columns (r_meta: [M, RM_SIZE] int64) ----------------------------------------------
