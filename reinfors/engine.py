@@ -242,11 +242,6 @@ class Engine:
         self._lock = threading.Lock()
         self._held = False
         self._rt: Runtime | None = None
-        if policy.name == "selective_expectimax":
-            raise NotImplementedError(
-                "policy 'selective_expectimax' is not available in this build yet; EpsilonGreedyQ, Ppo, "
-                "AlphaZero, Mcts and Minimax are"
-            )
         if policy.name in _POLICY_KINDS and _POLICY_KINDS[policy.name] >= C.POLICY_AZ and d.simultaneous:
             raise NotImplementedError(
                 "tree search on simultaneous games (decoupled selection) is not available in this build yet"
@@ -396,6 +391,7 @@ class Engine:
                     bar.update(n - bar.n)  # tqdm rate-limits the redraws
 
         rt["tele"][:, C.TL_MAXDEPTH] = 0  # a per-window maximum, not a running sum
+        rt["ftele"][:, [C.FT_SIGMA, C.FT_DISAGREE]] = 0.0  # per-window float sums
         tele_before = rt["tele"].sum(axis=0).copy()
         rt.error = None
         try:
@@ -428,6 +424,10 @@ class Engine:
                 ("mean_expansions", C.TL_EXPANSIONS),
             ):
                 tele[key] = float(delta[col]) / searches if searches else 0.0
+            if self._policy.name == "selective_expectimax" and searches:
+                ft = rt["ftele"]
+                tele["mean_sigma"] = float(ft[:, C.FT_SIGMA].sum()) / searches
+                tele["mean_disagreement"] = float(ft[:, C.FT_DISAGREE].sum()) / searches
         n_eps = int(rt.ctl[C.C_EPISODES])
         eps = rt["episodes"][:n_eps]
         order = np.lexsort((eps[:, 0], eps[:, 2])) if n_eps else np.zeros(0, np.int64)
@@ -584,9 +584,10 @@ _POLICY_KINDS = {
     "alphazero": C.POLICY_AZ,
     "mcts": C.POLICY_MCTS,
     "minimax": C.POLICY_MINIMAX,
+    "selective_expectimax": C.POLICY_SELEXP,
 }
 _LEARNER_KINDS = {"dqn": C.LEARNER_DQN, "ppo": C.LEARNER_PPO, "alphazero": C.LEARNER_AZ, "treestrap": C.LEARNER_TS}
-_SEARCH = ("alphazero", "mcts", "minimax")
+_SEARCH = ("alphazero", "mcts", "minimax", "selective_expectimax")
 TREE_BYTES_LIMIT = 8 << 30
 AUTO_SEARCH_BATCH = 4096  # preallocated search trees of all slots together
 U32_MAX = (1 << 32) - 1
@@ -622,6 +623,23 @@ def _search_spec(policy: PolicyHandle, learner: LearnerHandle, d, n_games: int) 
             noise_alpha=1.0 if noise is None else noise._alpha,
         )
         what = f"num_simulations={sims}"
+    elif policy.name == "selective_expectimax":
+        budget, top_k = p["expansion_budget"], p["top_k"]
+        spec.update(
+            budget=budget,
+            top_k=top_k,
+            max_depth=p["max_depth"],
+            beta=p["beta"],
+            opponent=int(p["opponent"] == "distributional"),
+            opp_temperature=p.get("opp_temperature", 1.0),
+            opp_floor=p.get("opp_floor", 0.0),
+            nodes=1 + budget * A,
+            path=2,
+            max_rows=min(top_k, budget) * (A + 1),
+            interior_targets=int(bool(lp.get("interior_targets"))),
+            interior=budget if lp.get("interior_targets") else 0,
+        )
+        what = f"expansion_budget={budget}"
     else:  # minimax: full width (or the beam below the root), level by level
         depth, top_k = p["depth"], p["top_k"]
         levels = [A]

@@ -180,10 +180,12 @@ class Runtime:
         for key, col in (("sims", C.CFG_SIMS), ("max_depth", C.CFG_MAXDEPTH), ("temperature_drop", C.CFG_TEMPDROP),
                          ("maxn", C.CFG_MAXN), ("act_by", C.CFG_ACTBY), ("noise", C.CFG_NOISE),
                          ("depth", C.CFG_DEPTH), ("top_k", C.CFG_TOPK), ("interior_targets", C.CFG_INTERIOR),
-                         ("nodes", C.CFG_NODES), ("max_rows", C.CFG_MAXROWS), ("choose", C.CFG_CHOOSE)):  # fmt: skip
+                         ("nodes", C.CFG_NODES), ("max_rows", C.CFG_MAXROWS), ("choose", C.CFG_CHOOSE),
+                         ("budget", C.CFG_BUDGET), ("opponent", C.CFG_OPP)):  # fmt: skip
             cfg[col] = int(sp.get(key, 0))
         for key, col in (("c", C.F_CPUCT), ("temperature", C.F_TEMP), ("noise_epsilon", C.F_NOISE_EPS),
-                         ("noise_alpha", C.F_NOISE_ALPHA), ("outcome_weight", C.F_OW)):  # fmt: skip
+                         ("noise_alpha", C.F_NOISE_ALPHA), ("outcome_weight", C.F_OW), ("beta", C.F_BETA),
+                         ("opp_temperature", C.F_OPP_T), ("opp_floor", C.F_OPP_F)):  # fmt: skip
             fcfg[col] = float(sp.get(key, 0.0))
         self.cfg, self.fcfg = cfg, fcfg
         self.ctl = np.zeros(C.CTL_BASE + 8 * max(1, N), np.int64)
@@ -241,6 +243,7 @@ class Runtime:
             **self._tree_arrays(G, gdef.state_size, search, n_heads),
             rq=np.zeros((G, self.max_rows, 2), np.int64),  # [G, rows, 2] request row sources
             r_tgt=np.zeros((M, n_heads * A if search is not None else 0), np.float64),  # [M, H * A]
+            ftele=np.zeros((G, C.FT_SIZE), np.float64),  # [G, FT] float telemetry
         )
         self._alloc_routes()
         self.k.start_slots(self.E, np.uint64(seed))
@@ -265,11 +268,11 @@ class Runtime:
             t_child=np.zeros((G, M, A), np.int64),  # child per action (-1 none)
             t_visits=np.zeros((G, M, A), np.int64),  # edge visits
             t_ef=np.zeros((G, M, A, C.EF_RALL + (N if maxn else 0)), np.float64),  # prior, value sum, rewards
-            t_nv=np.zeros((G, M, max(n_heads, N)), np.float64),  # node values (per head / per agent)
+            t_nv=np.zeros((G, M, max(n_heads + 2, N)), np.float64),  # node values (per head / agent), pw, sigma
             t_legal=np.zeros((G, M, A), np.uint8),  # the mover's legal mask
             t_path=np.zeros((G, P, 2), np.int64),  # selection path (node, action)
             t_rng=np.zeros((G, 1), np.uint64),  # in-tree chance stream
-            t_list=np.zeros((G, 3, M), np.int64),  # Minimax frontier (x2) and new-node lists
+            t_list=np.zeros((G, 4, M), np.int64),  # frontier (x2), new-node and batch lists
         )
 
     # -- routes ----------------------------------------------------------------------------------
@@ -315,7 +318,7 @@ class Runtime:
         "msg_pos", "r_meta", "r_f", "r_obs", "r_next_obs", "r_mask", "r_legal", "r_next_legal", "traj_idx",
         "traj_cnt", "last_act", "tele", "pending", "episodes", "rdy_seq", "rdy_data", "rdy_pos", "fscr", "amounts",
         "t_state", "t_ni", "t_child", "t_visits", "t_ef", "t_nv", "t_legal", "t_path", "t_rng", "t_list", "rq",
-        "r_tgt",
+        "r_tgt", "ftele",
     )  # fmt: skip
 
     def _build_E(self) -> None:

@@ -48,6 +48,8 @@ CFG_INTERIOR = 24  # TreeStrap interior_targets
 CFG_NODES = 25  # tree nodes per slot
 CFG_MAXROWS = 26  # rows one request of a slot can hold
 CFG_CHOOSE = 27  # 1: PolicyHandle.choose — a finished search parks with its action (no step)
+CFG_BUDGET = 28  # SelectiveExpectimax expansion budget
+CFG_OPP = 29  # SelectiveExpectimax opponent model: 0 uniform, 1 distributional
 CFG_SIZE = 32
 
 POLICY_EGQ = 0
@@ -55,6 +57,7 @@ POLICY_PPO = 1
 POLICY_AZ = 2  # search policies from here on
 POLICY_MCTS = 3
 POLICY_MINIMAX = 4
+POLICY_SELEXP = 5
 
 LEARNER_DQN = 0
 LEARNER_PPO = 1
@@ -71,6 +74,9 @@ F_TEMP = 5  # acting temperature
 F_NOISE_EPS = 6  # Dirichlet epsilon
 F_NOISE_ALPHA = 7  # Dirichlet alpha
 F_OW = 8  # TreeStrap outcome_weight
+F_BETA = 9  # SelectiveExpectimax value-of-information weight
+F_OPP_T = 10  # SelectiveExpectimax opponent softmax temperature
+F_OPP_F = 11  # SelectiveExpectimax opponent probability floor
 FCFG_SIZE = 16
 
 # -- ctl (atomic int64 words, one per cache line) -------------------------------------------------
@@ -133,6 +139,8 @@ SI_LEAVES = 23  # evaluated leaves of this search
 SI_ROUNDS = 24  # inference rounds of this search
 SI_EXPS = 25  # expansions of this search
 SI_CHOICE = 26  # choose mode: the action the finished search chose
+SI_NOPP = 27  # SelectiveExpectimax: opponent rows requested this round
+SI_NBATCH = 28  # SelectiveExpectimax: nodes expanded this round
 SI_SIZE = 32
 
 # -- record meta columns (r_meta: [M, RM_SIZE] int64) ----------------------------------------------
@@ -177,9 +185,16 @@ TN_TERM = 2
 TN_EVAL = 3  # evaluated (prior / value known)
 TN_TOTAL = 4  # visits through the node
 TN_EXP = 5  # Minimax: expanded
-TN_FULL = 6  # Minimax: expanded full width (not beamed)
+TN_FULL = 6  # Minimax: expanded full width (not beamed); SelectiveExpectimax: a max node
+TN_OPP = 7  # SelectiveExpectimax: the opponent row of this node in the round's request
 TN_SIZE = 8
-EF_PRIOR = 0  # PUCT prior (Minimax top_k: the head-mean Q row)
+EF_PRIOR = 0  # PUCT prior (Minimax top_k: the head-mean Q row; SelectiveExpectimax: branch weight)
 EF_VSUM = 1
-EF_REW = 2  # the mover's edge reward
+EF_REW = 2  # the mover's edge reward (SelectiveExpectimax: the searcher's)
 EF_RALL = 3  # maxn: every agent's edge reward (N columns)
+
+# -- per-slot float telemetry (ftele: [G, FT_SIZE] float64; the scheduler zeroes 0-1 per window) --
+FT_SIGMA = 0  # sum over searches of the mean leaf sigma
+FT_DISAGREE = 1  # sum over searches of the root head disagreement
+FT_SEARCH_SIGMA = 2  # the running search's leaf sigma sum
+FT_SIZE = 4

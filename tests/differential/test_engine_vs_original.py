@@ -186,6 +186,15 @@ SEARCH_CASES = [
      {"n_games": 3, "seed": 5}),
     ("minimax-c4-d3-topk", "Connect4", {}, {}, "Minimax", {"depth": 3, "top_k": 3}, "TreeStrap",
      {"outcome_weight": 0.25}, {"n_games": 2, "seed": 9}),
+    ("sx-c4-uniform", "Connect4", {}, {}, "SelectiveExpectimax", {"expansion_budget": 16, "top_k": 4, "n_heads": 2},
+     "TreeStrap", {"gamma": 0.9, "bootstrap_p": 0.6}, {"n_games": 3, "seed": 2}),
+    ("sx-c4-distributional", "Connect4", {}, {}, "SelectiveExpectimax",
+     {"expansion_budget": 12, "top_k": 3, "n_heads": 3, "beta": 0.5, "epsilon": 0.2, "max_depth": 4,
+      "opponent": "distributional", "opp_temperature": 0.5, "opp_floor": 0.1},
+     "TreeStrap", {"outcome_weight": 0.5}, {"n_games": 2, "seed": 7}),
+    ("sx-gridworld", "GridWorld", {"size": 5, "max_ticks": 10}, {"step": -0.01, "goal": 1.0}, "SelectiveExpectimax",
+     {"expansion_budget": 10, "top_k": 2}, "TreeStrap", {"outcome_weight": 0.3, "gamma": 0.9},
+     {"n_games": 3, "seed": 8}),
 ]  # fmt: skip
 
 
@@ -223,6 +232,8 @@ RECORD_CASES = [
      {"gamma": 0.9}, {"n_games": 2, "seed": 3}),
     ("minimax-c4-interior", "Connect4", {}, {}, "Minimax", {"depth": 3}, "TreeStrap",
      {"interior_targets": True, "bootstrap_p": 0.5}, {"n_games": 2, "seed": 4}),
+    ("sx-c4-interior", "Connect4", {}, {}, "SelectiveExpectimax", {"expansion_budget": 12, "top_k": 3, "n_heads": 2},
+     "TreeStrap", {"interior_targets": True, "bootstrap_p": 0.5}, {"n_games": 2, "seed": 6}),
 ]  # fmt: skip
 
 

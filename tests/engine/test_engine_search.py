@@ -175,6 +175,11 @@ SEARCHES = {
     "alphazero": (lambda: rf.policies.AlphaZero(num_simulations=12), lambda: rf.learners.AlphaZero(), linear_pv),
     "mcts": (lambda: rf.policies.Mcts(num_simulations=10), lambda: rf.learners.TreeStrap(bootstrap_p=0.5), linear_q),
     "minimax": (lambda: rf.policies.Minimax(depth=2), lambda: rf.learners.TreeStrap(), linear_q),
+    "selective_expectimax": (
+        lambda: rf.policies.SelectiveExpectimax(expansion_budget=12, top_k=3, opponent="distributional"),
+        lambda: rf.learners.TreeStrap(interior_targets=True),
+        linear_q,
+    ),
 }
 
 
@@ -238,11 +243,28 @@ def test_search_callback_exception_propagates_and_engine_recovers():
 def test_unavailable_search_compositions_say_so():
     with pytest.raises(NotImplementedError, match="simultaneous"):
         rf.Engine(rf.games.Snake(), rf.Reward(), rf.policies.AlphaZero(), rf.learners.AlphaZero(), n_games=2)
-    with pytest.raises(NotImplementedError, match="selective_expectimax"):
-        rf.Engine(rf.games.Connect4(), C4_REWARD, rf.policies.SelectiveExpectimax(), rf.learners.TreeStrap(), n_games=2)
 
 
 def test_oversized_trees_are_refused_at_the_first_collect():
     eng = rf.Engine(rf.games.Connect4(), C4_REWARD, rf.policies.Minimax(depth=7), rf.learners.TreeStrap(), n_games=64)
     with pytest.raises(ValueError, match="tree nodes per game"):
         eng.collect(10, zero_q(7))
+
+
+def test_selective_expectimax_ensemble_telemetry():
+    """Heads that disagree give positive leaf sigma and root disagreement; one head gives 0."""
+    w = np.random.default_rng(2).standard_normal((84, 3, 7)) * 0.3
+
+    def heads(obs):
+        return np.einsum("ro,oha->rha", obs.astype(np.float64), w)
+
+    def make(n_heads):
+        pol = rf.policies.SelectiveExpectimax(expansion_budget=10, top_k=3, n_heads=n_heads)
+        return rf.Engine(rf.games.Connect4(), C4_REWARD, pol, rf.learners.TreeStrap(), n_games=2, seed=1)
+
+    t3 = make(3).collect(20, heads).telemetry
+    assert t3["mean_sigma"] > 0.0 and t3["mean_disagreement"] > 0.0
+    assert t3["mean_expansions"] <= 10.0 and t3["mean_rounds"] >= 10.0 / 3
+    b1 = make(1).collect(20, lambda obs: heads(obs)[:, :1, :])
+    assert b1.telemetry["mean_sigma"] == 0.0 and b1.telemetry["mean_disagreement"] == 0.0
+    assert b1.targets.shape[1:] == (1, 7) and b1.masks.shape[1] == 1
