@@ -242,10 +242,15 @@ class Engine:
         self._lock = threading.Lock()
         self._held = False
         self._rt: Runtime | None = None
-        if policy.name in _POLICY_KINDS and _POLICY_KINDS[policy.name] >= C.POLICY_AZ and d.simultaneous:
-            raise NotImplementedError(
-                "tree search on simultaneous games (decoupled selection) is not available in this build yet"
-            )
+        if policy.name in _SEARCH and d.has_chance and policy._chance is not None:
+            mode = policy._chance
+            if mode.name == "expand_all" or (mode.name == "committed" and mode._samples > 1):
+                raise NotImplementedError(
+                    f"tree search with chance mode {mode._config()} is not available in this build yet; use "
+                    "AlwaysResample() or Committed(samples=1)"
+                )
+        if policy.name in ("minimax", "selective_expectimax") and d.simultaneous:
+            raise NotImplementedError(f"{policy.name} on simultaneous games is not available in this build yet")
         self._search = _search_spec(policy, learner, d, n_games) if policy.name in _SEARCH else None
         if infer_cache:
             raise NotImplementedError("infer_cache > 0 is not available in this build yet; use infer_cache=0")
@@ -599,7 +604,9 @@ def _search_spec(policy: PolicyHandle, learner: LearnerHandle, d, n_games: int) 
     p = policy._params
     lp = learner._params
     N, A = d.n_players, d.n_actions
+    chance = policy._chance
     spec = {
+        "resample": int(d.has_chance and chance is not None and chance.name == "always_resample"),
         "c": p.get("c_puct", p.get("uct_c", 0.0)),
         "temperature": p.get("temperature", 0.0),
         "temperature_drop": U32_MAX if p.get("temperature_drop") is None else p["temperature_drop"],
@@ -608,14 +615,14 @@ def _search_spec(policy: PolicyHandle, learner: LearnerHandle, d, n_games: int) 
     }
     if policy.name in ("alphazero", "mcts"):
         sims = p["num_simulations"]
-        maxn = policy.name == "alphazero" and p["sequential_backup"] == "maxn" and N >= 2
+        maxn = policy.name == "alphazero" and p["sequential_backup"] == "maxn" and N >= 2 and not d.simultaneous
         noise = policy._noise
         spec.update(
             sims=sims,
             max_depth=p["max_depth"],
             nodes=sims + 2,
             path=min(p["max_depth"], sims) + 2,
-            max_rows=N if maxn else 1,
+            max_rows=N if maxn or d.simultaneous else 1,
             maxn=int(maxn),
             act_by=1 if p.get("act_by") == "visits" else 0,
             noise=int(noise is not None),

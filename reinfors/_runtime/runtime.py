@@ -181,7 +181,7 @@ class Runtime:
                          ("maxn", C.CFG_MAXN), ("act_by", C.CFG_ACTBY), ("noise", C.CFG_NOISE),
                          ("depth", C.CFG_DEPTH), ("top_k", C.CFG_TOPK), ("interior_targets", C.CFG_INTERIOR),
                          ("nodes", C.CFG_NODES), ("max_rows", C.CFG_MAXROWS), ("choose", C.CFG_CHOOSE),
-                         ("budget", C.CFG_BUDGET), ("opponent", C.CFG_OPP)):  # fmt: skip
+                         ("budget", C.CFG_BUDGET), ("opponent", C.CFG_OPP), ("resample", C.CFG_RESAMPLE)):  # fmt: skip
             cfg[col] = int(sp.get(key, 0))
         for key, col in (("c", C.F_CPUCT), ("temperature", C.F_TEMP), ("noise_epsilon", C.F_NOISE_EPS),
                          ("noise_alpha", C.F_NOISE_ALPHA), ("outcome_weight", C.F_OW), ("beta", C.F_BETA),
@@ -262,14 +262,16 @@ class Runtime:
         else:
             M, P = search["nodes"], search["path"]
         maxn = bool(search and search.get("maxn"))
+        # Simultaneous games keep one table per agent: edge arrays span N * A (index p * A + a).
+        E_A = N * A if self.gdef.simultaneous else A
         return dict(
             t_state=np.zeros((G, M, S), np.int64),  # node states
-            t_ni=np.zeros((G, M, C.TN_SIZE), np.int64),  # mover, depth, flags, visits
-            t_child=np.zeros((G, M, A), np.int64),  # child per action (-1 none)
-            t_visits=np.zeros((G, M, A), np.int64),  # edge visits
-            t_ef=np.zeros((G, M, A, C.EF_RALL + (N if maxn else 0)), np.float64),  # prior, value sum, rewards
-            t_nv=np.zeros((G, M, max(n_heads + 2, N)), np.float64),  # node values (per head / agent), pw, sigma
-            t_legal=np.zeros((G, M, A), np.uint8),  # the mover's legal mask
+            t_ni=np.zeros((G, M, C.TN_SIZE), np.int64),  # mover, depth, flags, visits, links
+            t_child=np.zeros((G, M, A), np.int64),  # child per action (-1 none; sequential games)
+            t_visits=np.zeros((G, M, E_A), np.int64),  # edge visits
+            t_ef=np.zeros((G, M, E_A, C.EF_RALL + (N if maxn else 0)), np.float64),  # prior, value sum, rewards
+            t_nv=np.zeros((G, M, max(n_heads + 2, 2 * N)), np.float64),  # values (per head / agent), pw, sigma
+            t_legal=np.zeros((G, M, E_A), np.uint8),  # legal masks (per agent when simultaneous)
             t_path=np.zeros((G, P, 2), np.int64),  # selection path (node, action)
             t_rng=np.zeros((G, 1), np.uint64),  # in-tree chance stream
             t_list=np.zeros((G, 4, M), np.int64),  # frontier (x2), new-node and batch lists

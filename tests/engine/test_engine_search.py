@@ -241,8 +241,44 @@ def test_search_callback_exception_propagates_and_engine_recovers():
 
 
 def test_unavailable_search_compositions_say_so():
-    with pytest.raises(NotImplementedError, match="simultaneous"):
-        rf.Engine(rf.games.Snake(), rf.Reward(), rf.policies.AlphaZero(), rf.learners.AlphaZero(), n_games=2)
+    snake = rf.games.Snake()
+    expand = rf.policies.AlphaZero(chance=rf.chance_modes.ExpandAll())
+    with pytest.raises(NotImplementedError, match="chance mode"):
+        rf.Engine(snake, rf.Reward(), expand, rf.learners.AlphaZero(), n_games=2)
+
+
+# -- simultaneous games (decoupled search) -------------------------------------------------------
+
+
+@pytest.mark.parametrize("snakes", [2, 3])
+def test_decoupled_search_on_snake(snakes):
+    """Every acting snake searches its own table: one record per snake per tick, its visit
+    distribution over its own legal moves; leaves are evaluated from every snake's view."""
+    game = rf.games.Snake(grid_size=8, num_snakes=snakes, max_ticks=30)
+    A = 3
+    pol = rf.policies.AlphaZero(num_simulations=10)
+    out = []
+    for n_threads in (1, 2):
+        eng = rf.Engine(game, rf.Reward(food=1.0, loss=-1.0), pol, rf.learners.AlphaZero(gamma=0.9), n_games=3,
+                        seed=4, n_threads=n_threads)  # fmt: skip
+        out.append(eng.collect(60, linear_pv(game._def.obs_size, A)))
+    a, b = out
+    for f in ("obs", "players", "policy_targets", "value_targets"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    assert np.allclose(a.policy_targets.sum(axis=1), 1.0)
+    assert set(np.unique(a.players)) <= set(range(snakes))
+    t = a.telemetry
+    assert t["mean_leaves"] == 10.0 and t["extra_eval_rows"] > 0
+    # per search: sims = evaluations + terminal + depth-capped; an evaluation is one row per snake
+    assert t["requested_rows"] - t["extra_eval_rows"] - t["tail_rows"] + t["terminal_sims"] + t["depthcap_sims"] > 0
+
+
+def test_decoupled_uct_on_snake_with_committed_chance():
+    game = rf.games.Snake(grid_size=8, max_ticks=25)
+    pol = rf.policies.Mcts(num_simulations=8, chance=rf.chance_modes.Committed())
+    eng = rf.Engine(game, rf.Reward(food=1.0, loss=-1.0), pol, rf.learners.TreeStrap(outcome_weight=0.5), n_games=2)
+    b = eng.collect(40, linear_q(game._def.obs_size, 3))
+    assert b.targets.shape == (len(b.obs), 1, 3) and len(b.obs) >= 40
 
 
 def test_oversized_trees_are_refused_at_the_first_collect():
