@@ -31,6 +31,7 @@ Q_OUTPUT = "q"  # ndarray (rows, n_heads, A)
 PV_OUTPUT = "pv"  # tuple (logits (rows, >= A), values (rows,))
 
 _NOISE_DEFAULT = ...
+_REQUIRED = object()  # marks PolicyHandle.choose's required keyword ``gamma``
 
 
 def _chance(chance, default: str):
@@ -90,6 +91,23 @@ class PolicyHandle:
 
     def __repr__(self) -> str:
         return f"PolicyHandle({self._name!r})"
+
+    def choose(self, envs, infer, seed=0, plies=None, *, gamma=_REQUIRED) -> list[int]:
+        """One batched decision per env: ``list[int]`` of game-frame actions, ``[k]`` for ``envs[k]``.
+
+        Every env (same composition, with a reward, running, exactly one active agent) gets one
+        search (or one model-free decision) from its current state; the searches are pooled into
+        rounds, each round's rows deduplicated by exact bytes and sent to the single shared
+        ``infer`` callable in one call.  Stateless and pure (the envs are not mutated, nothing
+        persists between calls); reproducible for the same ordered batch, ``seed`` and a
+        deterministic ``infer``.  ``plies[k]`` (default ``envs[k].ticks``) is the acting ply for
+        temperature schedules; ``gamma`` is the discount the model was trained with.
+        """
+        if gamma is _REQUIRED:  # the original's (PyO3's) wording, not CPython's "keyword-only"
+            raise TypeError("PolicyHandle.choose() missing 1 required keyword argument: 'gamma'")
+        from ._runtime.choose import choose
+
+        return choose(self, envs, infer, seed, plies, gamma)
 
     # -- constructors ---------------------------------------------------------------------------
 

@@ -1,0 +1,314 @@
+"""``PolicyHandle.choose``: one stateless decision per env, through the engine's own kernels.
+
+``choose(envs, infer, seed=0, plies=None, *, gamma)`` copies every env's state row into the
+slot ``k`` of a dedicated single-threaded :class:`Runtime` and drives its kernels in ROUNDS:
+
+1. ``work`` advances every runnable slot until it waits for inference rows (a search: one leaf
+   row for AlphaZero/Mcts, a whole depth level for Minimax; a model-free policy: the mover's
+   row) or parks (search finished: ``cfg[CFG_CHOOSE] == 1`` parks with the action in
+   ``sinfo[k, SI_CHOICE]`` and never steps; model-free: acted once on the runtime's copy);
+2. the round's rows — all in one arena sized for every row a round can hold — are put in env
+   order, **deduplicated by exact bytes** (first occurrence order), sent to ``infer`` in ONE
+   call, validated like the Engine's outputs, expanded back to every requesting row and routed.
+
+Repeat until every slot parked.  Python work is per round (a few whole-array NumPy operations
+and one kernel call each), never per row.
+
+Purity: the envs are only read (state rows copied); nothing is cached between calls.
+
+RNG (the original's per-env derivation was not recovered, docs/original-0.4.0/engine-search.md
+§5): slot ``k`` of a call with ``seed`` starts the SplitMix64 stream
+``reinfors.jit.rng.derive(seed, k, CHOOSE_STREAM)``.  It feeds AlphaZero's root Dirichlet noise
+and visit sampling, Mcts' visit sampling, EpsilonGreedyQ's head draw (``next() % n_heads``, the
+first draw) and exploration, and Ppo's action sample.  So results depend only on (seed, k, the
+env's state, plies[k]) and the callback; Minimax on a chance-free game uses no randomness.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from reinfors.jit import engine_codes as C
+
+from .routes import PVValidator, QValidator
+from .runtime import KernelError, Runtime
+
+__all__ = ["choose", "CHOOSE_STREAM", "streams"]
+
+CHOOSE_STREAM = 0x43484F4F5345  # b"CHOOSE": the third coordinate of every choose slot stream
+U32_MAX = (1 << 32) - 1
+
+_LABELS = {
+    "alphazero": "AlphaZero",
+    "mcts": "Mcts",
+    "minimax": "Minimax",
+    "selective_expectimax": "SelectiveExpectimax",
+}
+_MODEL_FREE = {"epsilon_greedy_q": C.POLICY_EGQ, "ppo": C.POLICY_PPO}
+
+# SplitMix64 constants of reinfors/jit/rng.py (vectorised here over uint64 arrays, which wrap
+# silently; tests/engine/test_choose.py asserts equality with the njit ``derive``).
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+
+
+def _mix64(z: np.ndarray) -> np.ndarray:
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+def streams(seed: int, n: int) -> np.ndarray:
+    """``[n] uint64``: the start of slot ``k``'s stream, ``rng.derive(seed, k, CHOOSE_STREAM)``."""
+    k = np.arange(n, dtype=np.uint64)
+    z = _mix64(np.full(n, seed, np.uint64) ^ _GOLDEN)
+    z = _mix64(z ^ (k * _M1 + _GOLDEN))
+    return _mix64(z ^ (np.full(n, CHOOSE_STREAM, np.uint64) * _M2 + np.uint64(1)))
+
+
+def _next_u64(state: np.ndarray) -> np.ndarray:
+    """Advance ``state: [n] uint64`` in place (``rng.next_u64`` per element); the outputs."""
+    state += _GOLDEN
+    return _mix64(state.copy())
+
+
+# -- argument conversion (PyO3's messages) ---------------------------------------------------------
+
+
+def _is_sequence(value) -> bool:
+    check = ctypes.pythonapi.PySequence_Check
+    check.argtypes, check.restype = [ctypes.py_object], ctypes.c_int
+    return bool(check(value))
+
+
+def _sequence(name: str, value) -> list:
+    """``value`` as PyO3's ``Vec<_>`` extraction sees it: any ``PySequence_Check`` object but str."""
+    if isinstance(value, str):
+        raise TypeError(f"argument '{name}': Can't extract `str` to `Vec`")
+    if not _is_sequence(value):
+        raise TypeError(f"argument '{name}': '{type(value).__name__}' object cannot be converted to 'Sequence'")
+    return list(value)
+
+
+def _envs_arg(envs) -> list:
+    from reinfors.env import Env
+
+    out = _sequence("envs", envs)
+    for e in out:
+        if not isinstance(e, Env):
+            raise TypeError(f"argument 'envs': '{type(e).__name__}' object cannot be converted to 'Env'")
+    return out
+
+
+# -- validation ------------------------------------------------------------------------------------
+
+
+def _validate(policy, envs, infer, seed, plies, gamma):
+    """Convert and check every argument in the original's order (probed against 0.4.0); returns
+    ``(envs, seed, plies, gamma)``.  The first failing check is the error.
+
+    Order: conversions (envs, seed, plies, gamma) → at least one env → callable infer → gamma
+    range → Minimax antisymmetry (env 0's weights) → env 0 finished, reward-free → each later env:
+    composition, finished → plies length → upper caps → one active agent per env → lower bounds
+    → clairvoyance → Minimax two-player → the acting-ply limit (AlphaZero, Mcts).
+    """
+    from reinfors import engine as _engine
+    from reinfors._validate import as_float, as_unsigned
+    from reinfors.learners import CATALOGUE_COMPAT
+
+    # PyO3 argument extraction: envs, seed, plies, gamma.
+    envs = _envs_arg(envs)
+    seed = as_unsigned("seed", seed)
+    if plies is not None:
+        plies = [as_unsigned("plies", p) for p in _sequence("plies", plies)]
+    gamma = as_float("gamma", gamma, finite=False)
+    if not envs:
+        raise ValueError("choose needs at least one env")
+    if not callable(infer):
+        raise ValueError("choose takes a single shared infer callable")
+    if not 0.0 <= gamma <= 1.0:
+        raise ValueError("gamma must be in [0, 1]")
+    first = envs[0]
+    d = first._def
+    if policy.name == "minimax" and not d.simultaneous and d.n_players == 2:
+        w = first._weights_map or dict(zip(d.reward_keys, d.reward_defaults, strict=True))
+        if "win" in w and (w.get("loss") != -w["win"] or w.get("draw", 0.0) != 0.0):
+            raise ValueError(
+                "Minimax's zero-sum negation requires an antisymmetric reward: set loss = -win and draw = 0"
+            )
+    if first.done():
+        raise ValueError("choose on a finished env")
+    if first._weights_map is None:
+        raise ValueError("choose needs terminal values: construct these Envs with a reward")
+    for e in envs[1:]:
+        if e._fingerprint != first._fingerprint:
+            raise ValueError("envs must share one composition (game, encoder, reward)")
+        if e.done():
+            raise ValueError("choose on a finished env")
+    if plies is not None and len(plies) != len(envs):
+        raise ValueError(f"{len(plies)} plies for {len(envs)} envs")
+    _engine._check_engine_caps(policy)
+    for e in envs:
+        if len(e.active_agents()) != 1:
+            raise ValueError("choose supports sequential games: exactly one active agent per env")
+    _engine._check_engine_ranges(policy)
+    label = _LABELS.get(policy.name)
+    if label is not None and d.has_info_key:
+        raise ValueError(
+            f"the {label} policy searches the true state and would be clairvoyant on this "
+            f"hidden-information game; see {CATALOGUE_COMPAT}"
+        )
+    if policy.name == "minimax" and (d.simultaneous or d.n_players != 2):
+        raise ValueError(f"Minimax requires a two-player sequential game; see {CATALOGUE_COMPAT}")
+    if policy.name == "mcts" and d.n_players > 2:
+        raise ValueError(f"Mcts supports sequential games with at most two players; see {CATALOGUE_COMPAT}")
+    if plies is None:
+        plies = [e.ticks for e in envs]
+    if policy.name in ("alphazero", "mcts"):
+        # The acting-ply counter is a u32 that must stay below u32::MAX (the original's limit).
+        for p in plies:
+            if p >= U32_MAX:
+                raise ValueError(f"acting-ply counter {p} out of range")
+    return envs, seed, plies, gamma
+
+
+# -- the driver ------------------------------------------------------------------------------------
+
+
+def choose(policy, envs, infer, seed, plies, gamma) -> list[int]:
+    """``PolicyHandle.choose``: validate, then one decision per env (see the module docstring)."""
+    envs, seed, plies, gamma = _validate(policy, envs, infer, seed, plies, gamma)
+    if policy.name == "selective_expectimax":
+        raise NotImplementedError(
+            "SelectiveExpectimax.choose is not available in this build yet; AlphaZero, Mcts, Minimax, "
+            "EpsilonGreedyQ and Ppo support choose"
+        )
+    rt, validate = _build(policy, envs, seed, plies, gamma)
+    _drive(rt, infer, validate)
+    if policy.name in _MODEL_FREE:
+        # One record per slot (the mover's decision; every player learns): its action.
+        n = int(rt.ctl[C.C_REC])
+        meta = rt["r_meta"][:n]
+        out = np.full(len(envs), -1, np.int64)
+        out[meta[:, C.RM_SLOT]] = meta[:, C.RM_ACTION]
+        if (out < 0).any():
+            raise KernelError("choose: a slot finished without a decision record")
+    else:
+        out = rt["sinfo"][:, C.SI_CHOICE]
+    return [int(a) for a in out]
+
+
+def _build(policy, envs, seed, plies, gamma):
+    """A dedicated runtime for this call: slot ``k`` = ``envs[k]``'s state, its own stream, its
+    acting ply; one arena that holds every row of a round."""
+    from reinfors import engine as _engine
+    from reinfors import learners
+
+    first = envs[0]
+    d = first._def
+    G, A = len(envs), d.n_actions
+    search = None
+    if policy.name in _MODEL_FREE:
+        kind = _MODEL_FREE[policy.name]
+        # DQN-style trajectories (no critic tails): the decision's record carries the action.
+        learner_kind = C.LEARNER_DQN
+        learn = np.ones(d.n_players, np.int64)
+        max_rows = d.n_players
+    else:
+        kind = _engine._POLICY_KINDS[policy.name]
+        az = policy.name == "alphazero"
+        learner = learners.AlphaZero(gamma=gamma) if az else learners.TreeStrap(gamma=gamma)
+        learner_kind = C.LEARNER_AZ if az else C.LEARNER_TS
+        search = dict(_engine._search_spec(policy, learner, d, G), choose=1)
+        if "too_big" in search:
+            raise ValueError(search["too_big"])
+        learn = np.zeros(d.n_players, np.int64)  # choose records nothing
+        max_rows = max(d.n_players, search["max_rows"])
+    q = policy.output == "q"
+    n_heads = policy.n_heads if q else 1
+    rt = Runtime(
+        d,
+        policy_kind=kind,
+        learner_kind=learner_kind,
+        n_games=G,
+        seed=seed,
+        batch_size=G * max_rows,  # one arena holds a whole round
+        n_threads=1,
+        learn=learn,
+        n_routes=1,
+        pad=False,
+        weights=first._weights,
+        n_heads=n_heads,
+        n_step=1,
+        epsilon=policy._params.get("epsilon", 0.0),
+        gamma=gamma,
+        lam=0.95,
+        bootstrap_p=1.0,
+        width=n_heads * A if q else A + 1,
+        search=search,
+    )
+    # Single-threaded and nothing lent to the callback (it gets a deduplicated copy), so the
+    # chain needs no spare arenas: one arena of G * max_rows rows.
+    rt.n_arenas = 1
+    rt._alloc_routes()
+    rt._ensure_capacity(1)  # model-free: one record and at most one episode per slot
+    states, srng, sinfo = rt["states"], rt["srng"], rt["sinfo"]
+    states[:] = np.stack([e._state for e in envs])
+    srng[:, 0] = streams(seed, G)
+    sinfo[:] = 0
+    # Minimax and the model-free policies never read the ply; keep it an int64.
+    sinfo[:, C.SI_EPLEN] = np.array([min(p, 1 << 62) for p in plies], np.int64)
+    sinfo[:, C.SI_STATUS] = C.ST_EMIT
+    if kind == C.POLICY_EGQ:
+        # The engine draws the episode's head at reset; a choose call is its own "episode".
+        sinfo[:, C.SI_HEAD] = (_next_u64(srng[:, 0]) % np.uint64(n_heads)).astype(np.int64)
+    rt.ctl[C.C_TARGET] = 1  # every slot is at level 0: one decision each
+    validate = QValidator(n_heads, A) if q else PVValidator(A, "AlphaZero" if policy.name == "alphazero" else "Ppo")
+    return rt, validate
+
+
+def _drive(rt: Runtime, infer, validate) -> None:
+    """Rounds until every slot parked: advance, gather the round's rows in env order, dedupe,
+    one ``infer`` call, validate, expand, route."""
+    k = rt.k
+    sinfo = rt["sinfo"]
+    rt._queue_emitting()
+    while True:
+        E = rt.E
+        k.work(E, False, 0)
+        rt._check_error()
+        if (sinfo[:, C.SI_STATUS] == C.ST_PARK).all():
+            return
+        k.close_all_open(E, 0)
+        code = int(k.find_fireable(E, rt.spans, rt.span_n, rt.window_acc))
+        if code < 0:
+            raise KernelError(f"choose: slots wait for rows but no arena is fireable ({rt._diagnose()})")
+        route, i = divmod(code, rt.n_arenas)
+        n = int(k.arena_fill(E, route, i))
+        rows = rt["arena_rows"][route, i, :n]
+        sp = rt.spans[code, : rt.span_n[code]]  # (slot, start, rows, row offset) per span
+        counts = sp[:, 2]
+        total = int(counts.sum())
+        if total != n:
+            raise KernelError(f"choose: span table covers {total} of {n} rows")
+        # Arena position and (slot, request offset) of every row, then env order.
+        base = np.repeat(np.cumsum(counts) - counts, counts)
+        t = np.arange(n) - base
+        pos = np.repeat(sp[:, 1], counts) + t
+        order = np.lexsort((np.repeat(sp[:, 3], counts) + t, np.repeat(sp[:, 0], counts)))
+        pos = pos[order]
+        ordered = rows[pos]  # [n, O] float32, env order
+        # Exact-bytes dedupe, first occurrence order.
+        keys = np.ascontiguousarray(ordered).view(np.dtype((np.void, ordered.shape[1] * 4))).ravel()
+        _, first_idx, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        perm = np.argsort(first_idx, kind="stable")
+        rank = np.empty_like(perm)
+        rank[perm] = np.arange(len(perm))
+        unique_rows = ordered[first_idx[perm]]  # [u, O] float32, a fresh C-contiguous array
+        pred = validate(infer(unique_rows), len(unique_rows))  # [u, W] float64
+        out = np.empty((n, pred.shape[1]), np.float64)
+        out[pos] = pred[rank[inverse.ravel()]]
+        k.finish_fire(E, rt.spans, rt.span_n, route, i, out, rt.ready_buf, True)
