@@ -29,3 +29,25 @@ def test_quickstart_notebook_executes():
     nbclient.NotebookClient(nb, timeout=600, kernel_name="python3").execute(cwd=str(ROOT))
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
+
+
+def test_alphazero_example_runs():
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "examples" / "alphazero_connect4.py"),
+            "--iterations",
+            "2",
+            "--records",
+            "128",
+            "--sims",
+            "8",
+            "--n-games",
+            "8",
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("iteration ") == 2 and "trained network's moves on 4 boards: [" in out.stdout

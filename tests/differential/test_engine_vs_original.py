@@ -198,10 +198,9 @@ SEARCH_CASES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("case", SEARCH_CASES, ids=[c[0] for c in SEARCH_CASES])
-def test_search_episodes_match_the_original(case):
-    """Every episode this build delivers for a search composition (records, visit/target rows,
-    returns, masks) must be one the original delivers, bit for bit."""
+def _search_spec(case, cb_seed):
+    """(record fields, driver spec, our engine kwargs) of a search case; the original runs with
+    ``n_threads=1`` (its only deterministic setting), this build at its default."""
     _, ctor, kwargs, reward, pol, pk, lrn, lk, ek = case
     names = AZ_FIELDS if lrn == "AlphaZero" else TS_FIELDS
     spec = {
@@ -215,8 +214,16 @@ def test_search_episodes_match_the_original(case):
         "learner_kwargs": lk,
         "engine": dict(ek, n_threads=1),
         "fields": names,
-        "cb_seed": 3,
+        "cb_seed": cb_seed,
     }
+    return names, spec, ek
+
+
+@pytest.mark.parametrize("case", SEARCH_CASES, ids=[c[0] for c in SEARCH_CASES])
+def test_search_episodes_match_the_original(case):
+    """Every episode this build delivers for a search composition (records, visit/target rows,
+    returns, masks) must be one the original delivers, bit for bit."""
+    names, spec, ek = _search_spec(case, cb_seed=3)
     theirs_raw = run_orig(dict(spec, collects=4, floor=60))
     theirs = _dqn_episodes([{"fields": _decode(b["fields"]), "episodes": b["episodes"]} for b in theirs_raw], names)
     ours = _dqn_episodes(_ours(dict(spec, engine=dict(ek)), 2, 40), names)
@@ -239,21 +246,7 @@ RECORD_CASES = [
 
 @pytest.mark.parametrize("case", RECORD_CASES, ids=[c[0] for c in RECORD_CASES])
 def test_search_records_match_the_original(case):
-    _, ctor, kwargs, reward, pol, pk, lrn, lk, ek = case
-    names = AZ_FIELDS if lrn == "AlphaZero" else TS_FIELDS
-    spec = {
-        "mode": "engine",
-        "ctor": ctor,
-        "kwargs": kwargs,
-        "reward": reward,
-        "policy": pol,
-        "policy_kwargs": pk,
-        "learner": lrn,
-        "learner_kwargs": lk,
-        "engine": dict(ek, n_threads=1),
-        "fields": names,
-        "cb_seed": 4,
-    }
+    names, spec, ek = _search_spec(case, cb_seed=4)
 
     def records(run):
         out = collections.Counter()

@@ -61,6 +61,16 @@ def epsilon_greedy(rng, pred, head, legal, n_actions, epsilon):
 
 
 @kernel
+def max_legal(pred, legal, n_actions):
+    """``max`` of ``pred[a]`` over the legal ``a`` (``-inf`` when none is legal)."""
+    m = -np.inf
+    for a in range(n_actions):
+        if legal[a] != 0 and pred[a] > m:
+            m = pred[a]
+    return m
+
+
+@kernel
 def sample_softmax(rng, pred, legal, n_actions, scratch):
     """Sample from the softmax of ``pred[:A]`` over legal actions; returns ``(action, log_prob)``.
 
@@ -69,10 +79,7 @@ def sample_softmax(rng, pred, legal, n_actions, scratch):
     legal ids subtracting ``p_i = exp(logp_i)`` until ``u <= p_i`` (fallback: the last legal id).
     ``scratch: [A] float64`` is overwritten with the log-probabilities.
     """
-    m = -np.inf
-    for a in range(n_actions):
-        if legal[a] != 0 and pred[a] > m:
-            m = pred[a]
+    m = max_legal(pred, legal, n_actions)
     s = 0.0
     for a in range(n_actions):
         if legal[a] != 0:

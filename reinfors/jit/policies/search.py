@@ -13,16 +13,14 @@ import numpy as np
 
 from reinfors.jit import rng as _rng
 from reinfors.jit._compile import kernel
+from reinfors.jit.policies import modelfree as _mf
 
 
 @kernel
 def softmax_legal(logits, legal, n_actions, out):
     """``out[a]`` = softmax of ``logits[a]`` over the legal ``a`` (ascending; 0 elsewhere):
     ``m = max``, ``e = exp(l - m)``, divided by the sequential sum."""
-    m = -np.inf
-    for a in range(n_actions):
-        if legal[a] != 0 and logits[a] > m:
-            m = logits[a]
+    m = _mf.max_legal(logits, legal, n_actions)
     t = 0.0
     for a in range(n_actions):
         if legal[a] != 0:
