@@ -86,8 +86,10 @@ def main() -> None:
         print(f"  {key:<15} {t[key]}")
     print(f"  {'infer_seconds':<15} {t['infer_seconds']:.4f}")
     print(f"  {'episodes':<15} {len(t['episodes'])} finished, e.g. {t['episodes'][:2]}")
-    print(f"first batch: {len(batch.obs)} records in {first:.2f}s (import, build, compile/cache "
-          f"{_compile.compile_seconds():.2f}s); next batch: {len(again.obs) / steady:,.0f} records/s")
+    print(
+        f"first batch: {len(batch.obs)} records in {first:.2f}s (import, build, compile/cache "
+        f"{_compile.compile_seconds():.2f}s); next batch: {len(again.obs) / steady:,.0f} records/s"
+    )
 
 
 if __name__ == "__main__":
