@@ -279,6 +279,17 @@ def _recycler(ctl, done, rows, owner, stop, counts):
     return 0
 
 
+def test_reserve_upto_fills_arenas_exactly():
+    """The engine's reservation takes what fits: a 5-row request on a 4-row arena with 1 row used
+    gets 3 rows and closes the arena full; a closed arena gives nothing."""
+    ctl = np.zeros(2, np.uint64)
+    assert AR.reserve_upto(ctl, 0, 1, 4) == (0, 1)
+    assert AR.reserve_upto(ctl, 0, 5, 4) == (1, 3)
+    assert AR.is_closed(ctl[0]) and AR.cursor_of(ctl[0]) == 4
+    assert AR.reserve_upto(ctl, 0, 1, 4) == (-1, 0)
+    assert AR.reserve_upto(ctl, 1, 4, 4) == (0, 4) and AR.is_closed(ctl[1])
+
+
 def test_real_threads_reserve_a_million_spans_without_loss_or_overlap():
     n_arenas, capacity, n_writers, per_writer = 6, 64, 3, 350_000
     ctl = np.zeros(n_arenas, np.uint64)

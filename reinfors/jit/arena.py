@@ -12,6 +12,8 @@ never race):
 * ``reserve(k)``   OPEN → OPEN/CLOSED: ``cursor += k``; the reservation that fills the arena
                    closes it *in the same CAS*.  A span that does not fit closes the arena and
                    fails (the writer moves to the next arena of the chain).
+* ``reserve_upto(k)`` the engine's form: takes ``min(k, free)`` rows, so arenas close full and a
+                   long request continues in the next arena.
 * ``claim_alias``  OPEN → OPEN: ``alias += 1`` (a row identical to one in flight here).
 * ``close``        → CLOSED: freezes (cursor, alias).
 * ``commit(k)``    release ``done += k`` after the span's rows are written; an alias claim
@@ -93,6 +95,30 @@ def reserve(ctl, i, k, capacity):
             new |= CLOSED
         if atomics.cas(ctl, i, w, new) == w:
             return np.int64(cur)
+
+
+@kernel
+def reserve_upto(ctl, i, k, capacity):
+    """Reserve ``min(k, free)`` contiguous rows (at least one) of arena ``i``: returns ``(start,
+    taken)``, or ``(-1, 0)`` when the arena is closed or full.  A reservation that fills the
+    arena closes it in the same CAS, so arenas close full and a long request simply continues
+    in the next arena of the chain (no capacity is wasted on a span that does not fit)."""
+    uk = np.uint64(k)
+    cap = np.uint64(capacity)
+    while True:
+        w = atomics.load_acquire(ctl, i)
+        if (w & CLOSED) != np.uint64(0):
+            return np.int64(-1), np.int64(0)
+        cur = (w >> CURSOR_SHIFT) & CURSOR_MASK
+        if cur >= cap:
+            atomics.fetch_or(ctl, i, CLOSED)
+            return np.int64(-1), np.int64(0)
+        take = min(uk, cap - cur)
+        new = w + (take << CURSOR_SHIFT)
+        if cur + take == cap:
+            new |= CLOSED
+        if atomics.cas(ctl, i, w, new) == w:
+            return np.int64(cur), np.int64(take)
 
 
 @kernel
