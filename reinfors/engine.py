@@ -244,7 +244,12 @@ class Engine:
         self._rt: Runtime | None = None
         if policy.name in _SEARCH and d.has_chance and policy._chance is not None:
             mode = policy._chance
-            if mode.name == "expand_all" or (mode.name == "committed" and mode._samples > 1):
+            # Committed(k > 1) freezes k outcomes per edge in the decoupled (simultaneous) trees;
+            # GridWorld draws chance only at reset, so no mode changes its trees.
+            unsupported = mode.name == "expand_all" or (
+                mode.name == "committed" and mode._samples > 1 and not d.simultaneous
+            )
+            if unsupported and d.name != "gridworld":
                 raise NotImplementedError(
                     f"tree search with chance mode {mode._config()} is not available in this build yet; use "
                     "AlwaysResample() or Committed(samples=1)"
@@ -607,6 +612,7 @@ def _search_spec(policy: PolicyHandle, learner: LearnerHandle, d, n_games: int) 
     chance = policy._chance
     spec = {
         "resample": int(d.has_chance and chance is not None and chance.name == "always_resample"),
+        "samples": chance._samples if chance is not None and chance.name == "committed" else 1,
         "c": p.get("c_puct", p.get("uct_c", 0.0)),
         "temperature": p.get("temperature", 0.0),
         "temperature_drop": U32_MAX if p.get("temperature_drop") is None else p["temperature_drop"],

@@ -181,7 +181,8 @@ class Runtime:
                          ("maxn", C.CFG_MAXN), ("act_by", C.CFG_ACTBY), ("noise", C.CFG_NOISE),
                          ("depth", C.CFG_DEPTH), ("top_k", C.CFG_TOPK), ("interior_targets", C.CFG_INTERIOR),
                          ("nodes", C.CFG_NODES), ("max_rows", C.CFG_MAXROWS), ("choose", C.CFG_CHOOSE),
-                         ("budget", C.CFG_BUDGET), ("opponent", C.CFG_OPP), ("resample", C.CFG_RESAMPLE)):  # fmt: skip
+                         ("budget", C.CFG_BUDGET), ("opponent", C.CFG_OPP), ("resample", C.CFG_RESAMPLE),
+                         ("samples", C.CFG_SAMPLES)):  # fmt: skip
             cfg[col] = int(sp.get(key, 0))
         for key, col in (("c", C.F_CPUCT), ("temperature", C.F_TEMP), ("noise_epsilon", C.F_NOISE_EPS),
                          ("noise_alpha", C.F_NOISE_ALPHA), ("outcome_weight", C.F_OW), ("beta", C.F_BETA),

@@ -51,6 +51,7 @@ CFG_CHOOSE = 27  # 1: PolicyHandle.choose — a finished search parks with its a
 CFG_BUDGET = 28  # SelectiveExpectimax expansion budget
 CFG_OPP = 29  # SelectiveExpectimax opponent model: 0 uniform, 1 distributional
 CFG_RESAMPLE = 30  # 1: AlwaysResample on a game with chance: re-step every edge on each descent
+CFG_SAMPLES = 31  # Committed(samples): frozen outcomes per joint edge (simultaneous games)
 CFG_SIZE = 32
 
 POLICY_EGQ = 0

@@ -273,12 +273,18 @@ def test_decoupled_search_on_snake(snakes):
     assert t["requested_rows"] - t["extra_eval_rows"] - t["tail_rows"] + t["terminal_sims"] + t["depthcap_sims"] > 0
 
 
-def test_decoupled_uct_on_snake_with_committed_chance():
+@pytest.mark.parametrize("samples", [1, 3])
+def test_decoupled_uct_on_snake_with_committed_chance(samples):
     game = rf.games.Snake(grid_size=8, max_ticks=25)
-    pol = rf.policies.Mcts(num_simulations=8, chance=rf.chance_modes.Committed())
-    eng = rf.Engine(game, rf.Reward(food=1.0, loss=-1.0), pol, rf.learners.TreeStrap(outcome_weight=0.5), n_games=2)
-    b = eng.collect(40, linear_q(game._def.obs_size, 3))
-    assert b.targets.shape == (len(b.obs), 1, 3) and len(b.obs) >= 40
+    pol = rf.policies.Mcts(num_simulations=12, chance=rf.chance_modes.Committed(samples=samples))
+    out = []
+    for n_threads in (1, 2):
+        eng = rf.Engine(game, rf.Reward(food=1.0, loss=-1.0), pol, rf.learners.TreeStrap(outcome_weight=0.5),
+                        n_games=3, seed=2, n_threads=n_threads)  # fmt: skip
+        out.append(eng.collect(40, linear_q(game._def.obs_size, 3)))
+    a, b = out
+    assert a.targets.shape == (len(a.obs), 1, 3) and len(a.obs) >= 40
+    assert np.array_equal(a.targets, b.targets) and np.array_equal(a.obs, b.obs)
 
 
 def test_oversized_trees_are_refused_at_the_first_collect():
