@@ -244,11 +244,11 @@ class Engine:
         self._rt: Runtime | None = None
         if policy.name in _SEARCH and d.has_chance and policy._chance is not None:
             mode = policy._chance
-            # Committed(k > 1) freezes k outcomes per edge in the decoupled (simultaneous) trees;
-            # GridWorld draws chance only at reset, so no mode changes its trees.
-            unsupported = mode.name == "expand_all" or (
-                mode.name == "committed" and mode._samples > 1 and not d.simultaneous
-            )
+            # The decoupled (simultaneous) trees freeze k outcomes per edge (Committed(k)) or
+            # enumerate outcome fans (ExpandAll); GridWorld draws chance only at reset, so no mode
+            # changes its trees.
+            unsupported = mode.name in ("expand_all", "committed") and not d.simultaneous
+            unsupported = unsupported and (mode.name == "expand_all" or mode._samples > 1)
             if unsupported and d.name != "gridworld":
                 raise NotImplementedError(
                     f"tree search with chance mode {mode._config()} is not available in this build yet; use "
@@ -613,6 +613,7 @@ def _search_spec(policy: PolicyHandle, learner: LearnerHandle, d, n_games: int) 
     spec = {
         "resample": int(d.has_chance and chance is not None and chance.name == "always_resample"),
         "samples": chance._samples if chance is not None and chance.name == "committed" else 1,
+        "expand": int(d.has_chance and d.simultaneous and chance is not None and chance.name == "expand_all"),
         "c": p.get("c_puct", p.get("uct_c", 0.0)),
         "temperature": p.get("temperature", 0.0),
         "temperature_drop": U32_MAX if p.get("temperature_drop") is None else p["temperature_drop"],
@@ -623,12 +624,15 @@ def _search_spec(policy: PolicyHandle, learner: LearnerHandle, d, n_games: int) 
         sims = p["num_simulations"]
         maxn = policy.name == "alphazero" and p["sequential_backup"] == "maxn" and N >= 2 and not d.simultaneous
         noise = policy._noise
+        fan = max(1, d.max_chance) if spec["expand"] else 1  # ExpandAll: a fan of children per expansion
+        if spec["expand"]:
+            spec["samples"] = C.FAN_MULT  # outcome index space in the children's keys
         spec.update(
             sims=sims,
             max_depth=p["max_depth"],
-            nodes=sims + 2,
+            nodes=sims * fan + 2,
             path=min(p["max_depth"], sims) + 2,
-            max_rows=N if maxn or d.simultaneous else 1,
+            max_rows=(N if maxn or d.simultaneous else 1) * fan,
             maxn=int(maxn),
             act_by=1 if p.get("act_by") == "visits" else 0,
             noise=int(noise is not None),

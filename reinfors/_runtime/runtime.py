@@ -182,7 +182,7 @@ class Runtime:
                          ("depth", C.CFG_DEPTH), ("top_k", C.CFG_TOPK), ("interior_targets", C.CFG_INTERIOR),
                          ("nodes", C.CFG_NODES), ("max_rows", C.CFG_MAXROWS), ("choose", C.CFG_CHOOSE),
                          ("budget", C.CFG_BUDGET), ("opponent", C.CFG_OPP), ("resample", C.CFG_RESAMPLE),
-                         ("samples", C.CFG_SAMPLES)):  # fmt: skip
+                         ("samples", C.CFG_SAMPLES), ("expand", C.CFG_EXPAND)):  # fmt: skip
             cfg[col] = int(sp.get(key, 0))
         for key, col in (("c", C.F_CPUCT), ("temperature", C.F_TEMP), ("noise_epsilon", C.F_NOISE_EPS),
                          ("noise_alpha", C.F_NOISE_ALPHA), ("outcome_weight", C.F_OW), ("beta", C.F_BETA),
@@ -216,7 +216,8 @@ class Runtime:
             legal=np.zeros((G, N, A), np.uint8),  # [G, N, A]
             preds=np.zeros((G, self.max_rows, width), np.float64),  # [G, rows, W] routed predictions
             iscr=np.zeros((G, 3 * N + C.MSG_W), np.int64),  # [G, .] per-slot int scratch
-            fscr=np.zeros((G, A + N + max(1, gdef.max_chance) + max(A, N)), np.float64),  # [G, .] float scratch
+            # [G, .] float scratch: A, rewards N, chance C, search max(A, N), nested chance C
+            fscr=np.zeros((G, A + N + 2 * max(1, gdef.max_chance) + max(A, N)), np.float64),
             amounts=np.zeros((G, N, len(weights)), np.float64),  # [G, N, K] reward-key amounts
             ep_ret=np.zeros((G, N), np.float64),  # [G, N] running episode returns
             arena_rows=None,  # [R, NA, CAP, O] float32, see _alloc_routes
@@ -271,7 +272,7 @@ class Runtime:
             t_child=np.zeros((G, M, A), np.int64),  # child per action (-1 none; sequential games)
             t_visits=np.zeros((G, M, E_A), np.int64),  # edge visits
             t_ef=np.zeros((G, M, E_A, C.EF_RALL + (N if maxn else 0)), np.float64),  # prior, value sum, rewards
-            t_nv=np.zeros((G, M, max(n_heads + 2, 2 * N)), np.float64),  # values (per head / agent), pw, sigma
+            t_nv=np.zeros((G, M, max(n_heads + 2, 2 * N + 1)), np.float64),  # values, rewards, prob / pw, sigma
             t_legal=np.zeros((G, M, E_A), np.uint8),  # legal masks (per agent when simultaneous)
             t_path=np.zeros((G, P, 2), np.int64),  # selection path (node, action)
             t_rng=np.zeros((G, 1), np.uint64),  # in-tree chance stream

@@ -51,8 +51,10 @@ CFG_CHOOSE = 27  # 1: PolicyHandle.choose — a finished search parks with its a
 CFG_BUDGET = 28  # SelectiveExpectimax expansion budget
 CFG_OPP = 29  # SelectiveExpectimax opponent model: 0 uniform, 1 distributional
 CFG_RESAMPLE = 30  # 1: AlwaysResample on a game with chance: re-step every edge on each descent
-CFG_SAMPLES = 31  # Committed(samples): frozen outcomes per joint edge (simultaneous games)
-CFG_SIZE = 32
+CFG_SAMPLES = 31  # key multiplier of outcome children: Committed(samples) k, or FAN_MULT (ExpandAll)
+CFG_EXPAND = 32  # 1: ExpandAll on a game with chance (simultaneous trees enumerate outcome fans)
+CFG_SIZE = 48
+FAN_MULT = 1 << 20  # outcome index space per joint action under ExpandAll
 
 POLICY_EGQ = 0
 POLICY_PPO = 1
@@ -143,6 +145,9 @@ SI_EXPS = 25  # expansions of this search
 SI_CHOICE = 26  # choose mode: the action the finished search chose
 SI_NOPP = 27  # SelectiveExpectimax: opponent rows requested this round
 SI_NBATCH = 28  # SelectiveExpectimax: nodes expanded this round
+SI_FANCODE = 29  # ExpandAll: the joint action whose outcome fan is being evaluated
+SI_FAN0 = 30  # ExpandAll: first node of that fan (its nodes are contiguous)
+SI_FANN = 31  # ExpandAll: fan size (0 = no fan pending)
 SI_SIZE = 32
 
 # -- record meta columns (r_meta: [M, RM_SIZE] int64) ----------------------------------------------

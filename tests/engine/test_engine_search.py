@@ -242,9 +242,38 @@ def test_search_callback_exception_propagates_and_engine_recovers():
 
 def test_unavailable_search_compositions_say_so():
     snake = rf.games.Snake()
-    expand = rf.policies.AlphaZero(chance=rf.chance_modes.ExpandAll())
-    with pytest.raises(NotImplementedError, match="chance mode"):
-        rf.Engine(snake, rf.Reward(), expand, rf.learners.AlphaZero(), n_games=2)
+    sx = rf.policies.SelectiveExpectimax()
+    with pytest.raises(NotImplementedError, match="simultaneous"):
+        rf.Engine(snake, rf.Reward(), sx, rf.learners.TreeStrap(), n_games=2)
+
+
+@pytest.mark.parametrize("policy", ["alphazero", "mcts"])
+def test_expand_all_evaluates_every_food_outcome(policy):
+    """ExpandAll on Snake: an expansion whose step places food creates one child per free cell
+    and evaluates them all (extra rows), backing up their probability-weighted value."""
+    game = rf.games.Snake(grid_size=5, food=1, max_ticks=20)
+    chance = rf.chance_modes.ExpandAll()
+    if policy == "alphazero":
+        pol, lrn, cb = rf.policies.AlphaZero(num_simulations=8, chance=chance), rf.learners.AlphaZero(), linear_pv
+    else:
+        pol, lrn, cb = rf.policies.Mcts(num_simulations=8, chance=chance), rf.learners.TreeStrap(), linear_q
+    out = []
+    for n_threads in (1, 2):
+        eng = rf.Engine(game, rf.Reward(food=1.0, loss=-1.0), pol, lrn, n_games=3, seed=5, n_threads=n_threads)
+        out.append(eng.collect(40, cb(game._def.obs_size, 3)))
+    a, b = out
+    assert np.array_equal(a.obs, b.obs)
+    # a food fan on a 5x5 board evaluates every free cell's child in one request: several times
+    # the rows of the same search committing one outcome per edge
+    one = rf.chance_modes.Committed()
+    pol1 = (
+        rf.policies.AlphaZero(num_simulations=8, chance=one)
+        if policy == "alphazero"
+        else rf.policies.Mcts(num_simulations=8, chance=one)
+    )
+    eng = rf.Engine(game, rf.Reward(food=1.0, loss=-1.0), pol1, lrn, n_games=3, seed=5)
+    t1 = eng.collect(40, cb(game._def.obs_size, 3)).telemetry
+    assert a.telemetry["extra_eval_rows"] > 3 * t1["extra_eval_rows"]
 
 
 # -- simultaneous games (decoupled search) -------------------------------------------------------
