@@ -53,6 +53,7 @@ _ERRORS = {
     C.ERR_NO_ARENA: "no free arena (pool exhausted)",
     C.ERR_TRAJ_OVERFLOW: "trajectory list overflow",
     C.ERR_SPAN_OVERFLOW: "span table overflow (an arena received more spans than rows)",
+    C.ERR_TREE_OVERFLOW: "search tree overflow (more nodes than the tree was sized for)",
 }
 
 
@@ -150,7 +151,7 @@ class Runtime:
         width,
         search=None,
     ):
-        """``search``: the tree-search geometry and knobs (``SearchSpec`` fields, see engine.py)
+        """``search``: the tree-search geometry and knobs (the dict of ``engine._search_spec``)
         for the search policies; None for the model-free ones."""
         self.gdef = gdef
         self.search = search
