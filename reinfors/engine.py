@@ -238,6 +238,7 @@ class Engine:
         self._learn_players = learn_players
         self._pad, self._batch_size, self._n_threads = pad, batch_size, n_threads
         self._generation = 0
+        self._pgen = np.zeros(d.n_players, np.int64)  # per-player generations (cache partitions)
         self._gen_lock = threading.Lock()
         self._lock = threading.Lock()
         self._held = False
@@ -257,8 +258,6 @@ class Engine:
         if policy.name in ("minimax", "selective_expectimax") and d.simultaneous:
             raise NotImplementedError(f"{policy.name} on simultaneous games is not available in this build yet")
         self._search = _search_spec(policy, learner, d, n_games) if policy.name in _SEARCH else None
-        if infer_cache:
-            raise NotImplementedError("infer_cache > 0 is not available in this build yet; use infer_cache=0")
         if start_buffer:
             raise NotImplementedError("start_buffer is not available in this build yet; use start_buffer=False")
 
@@ -305,6 +304,13 @@ class Engine:
                 raise ValueError(f"player {p} out of range (this game has {n} players)")
         with self._gen_lock:
             self._generation += 1
+            if player is None:
+                self._pgen += 1
+            else:
+                self._pgen[p] += 1
+            rt = self._rt
+            if rt is not None:
+                rt.weights_updated(None if player is None else p)
 
     # -- collection -------------------------------------------------------------------------------
 
@@ -330,6 +336,16 @@ class Engine:
                 width = pol.n_heads * d.n_actions
             else:
                 width = d.n_actions + 1
+            routes = d.n_players  # the cache is sized for the most partitions a collect can use
+            cache_bytes = 2 * routes * self._infer_cache * (24 + 8 * width)
+            if cache_bytes > CACHE_BYTES_LIMIT:
+                # Checked when the cache is allocated (the first collect), like the search trees:
+                # the original accepts any u64 and grows its cache lazily.
+                raise ValueError(
+                    f"infer_cache={self._infer_cache} needs up to {cache_bytes} bytes of preallocated cache "
+                    f"(two views x {routes} partitions x {24 + 8 * width} bytes per entry; limit "
+                    f"{CACHE_BYTES_LIMIT}); use a smaller infer_cache"
+                )
             self._rt = Runtime(
                 d,
                 policy_kind=_POLICY_KINDS[pol.name],
@@ -350,7 +366,10 @@ class Engine:
                 bootstrap_p=lp.get("bootstrap_p", 1.0),
                 width=width,
                 search=search,
+                infer_cache=self._infer_cache,
             )
+            self._rt.pgen[:] = self._pgen
+            self._rt._write_gens()
         return self._rt
 
     def _validator(self):
@@ -387,6 +406,7 @@ class Engine:
             return self._build_batch(np.zeros(0, np.int64), tele)
         rt = self._runtime()
         rt.set_routes(len(fns))
+        cache_before = rt.cache_counters()
         validate = self._validator()
         bar = None
         if progress:
@@ -422,6 +442,13 @@ class Engine:
         tele["decisions"] = int(delta[C.TL_DECISIONS])
         tele["requested_rows"] = int(delta[C.TL_REQUESTED])
         tele["tail_rows"] = int(delta[C.TL_TAIL])
+        if self._infer_cache:
+            cache = rt.cache_counters()
+            demoted = cache["demotions"] - cache_before["demotions"]
+            tele["cache_lookups"] = int(delta[C.TL_LOOKUPS])
+            tele["cache_hits"] = int(delta[C.TL_HITS]) - demoted  # hits actually served
+            tele["cache_demotions"] = demoted
+            tele["stall_releases"] = cache["stall_releases"] - cache_before["stall_releases"]
         if self._search is not None:
             searches = int(delta[C.TL_SEARCHES])
             tele["terminal_sims"] = int(delta[C.TL_TERMSIMS])
@@ -599,6 +626,7 @@ _POLICY_KINDS = {
 _LEARNER_KINDS = {"dqn": C.LEARNER_DQN, "ppo": C.LEARNER_PPO, "alphazero": C.LEARNER_AZ, "treestrap": C.LEARNER_TS}
 _SEARCH = ("alphazero", "mcts", "minimax", "selective_expectimax")
 TREE_BYTES_LIMIT = 8 << 30
+CACHE_BYTES_LIMIT = 8 << 30
 AUTO_SEARCH_BATCH = 4096  # preallocated search trees of all slots together
 U32_MAX = (1 << 32) - 1
 

@@ -311,4 +311,4 @@ def _drive(rt: Runtime, infer, validate) -> None:
         pred = validate(infer(unique_rows), len(unique_rows))  # [u, W] float64
         out = np.empty((n, pred.shape[1]), np.float64)
         out[pos] = pred[rank[inverse.ravel()]]
-        k.finish_fire(E, rt.spans, rt.span_n, route, i, out, rt.ready_buf, True)
+        k.finish_fire(E, rt.spans, rt.span_n, route, i, out, rt.ready_buf, True, np.int64(0))

@@ -150,9 +150,11 @@ class Runtime:
         bootstrap_p,
         width,
         search=None,
+        infer_cache=0,
     ):
         """``search``: the tree-search geometry and knobs (the dict of ``engine._search_spec``)
-        for the search policies; None for the model-free ones."""
+        for the search policies; None for the model-free ones.  ``infer_cache``: entries per
+        cache partition (0 = off)."""
         self.gdef = gdef
         self.search = search
         self.k = gdef.kernels_for("search" if search is not None else "modelfree")
@@ -163,6 +165,8 @@ class Runtime:
         # Rows one slot can have in flight (one request at a time): its acting agents' rows, a
         # tail, or one search request (a Minimax round can be thousands of rows).
         self.max_rows = max(N, search["max_rows"]) if search is not None else N
+        self.infer_cache = infer_cache
+        self.pgen = np.zeros(max(1, N), np.int64)  # weights generation per player (cache partitions)
         self.rec_per_level = N + (search["interior"] if search is not None else 0)
         self._size_routes(n_routes)
         self.n_threads = n_threads
@@ -175,6 +179,7 @@ class Runtime:
         cfg[C.CFG_HEADS], cfg[C.CFG_NSTEP], cfg[C.CFG_HORIZON] = n_heads, n_step, gdef.horizon
         cfg[C.CFG_W], cfg[C.CFG_SIMUL], cfg[C.CFG_KEYS] = width, int(gdef.simultaneous), len(weights)
         cfg[C.CFG_CHANCE] = gdef.max_chance
+        cfg[C.CFG_CACHE] = infer_cache
         fcfg = np.zeros(C.FCFG_SIZE, np.float64)
         fcfg[C.F_EPSILON], fcfg[C.F_GAMMA], fcfg[C.F_LAM], fcfg[C.F_BOOTSTRAP_P] = epsilon, gamma, lam, bootstrap_p
         sp = search or {}
@@ -195,7 +200,7 @@ class Runtime:
         M = 64
         # Every message a slot can have queued: one per span of its request (one span per row
         # with per-player routes), plus its Completed message.
-        spans = (self.max_rows if N > 1 else math.ceil(self.max_rows / self.capacity)) + 2
+        spans = (self.max_rows if N > 1 or infer_cache else math.ceil(self.max_rows / self.capacity)) + 2
         self.msg = rings.make(G * spans + 4 * G * N + 64, C.MSG_W)
         self.rdy = rings.make(G + 1, 1)
         self.ready_buf = np.zeros(G, np.int64)
@@ -247,6 +252,10 @@ class Runtime:
             rq=np.zeros((G, self.max_rows, 2), np.int64),  # [G, rows, 2] request row sources
             r_tgt=np.zeros((M, n_heads * A if search is not None else 0), np.float64),  # [M, H * A]
             ftele=np.zeros((G, C.FT_SIZE), np.float64),  # [G, FT] float telemetry
+            cctl=np.zeros(C.CC_BASE + 8 * max(1, N), np.int64),
+            # per request row: key (2 words), kind, aux; request-local key index
+            rkeys=np.zeros((G if infer_cache else 1, self.max_rows, 4), np.uint64),
+            rdedup=np.zeros((G if infer_cache else 1, 2 * self.max_rows), np.int64),
         )
         self._alloc_routes()
         self.k.start_slots(self.E, np.uint64(seed))
@@ -305,9 +314,70 @@ class Runtime:
         self.cfg[C.CFG_ROUTES], self.cfg[C.CFG_ARENAS], self.cfg[C.CFG_CAP] = R, NA, CAP
         for r in range(max(1, self.N)):
             self.ctl[C.C_ROUTE_CUR + 8 * r] = 0
+        self._alloc_cache()
         self.copy_mode = False  # set once a callback kept lent rows (reset with new arenas)
+        self._route_fires = [0] * R  # fires per route (the stall ladder's progress measure)
         self._stalls = 0
         self._build_E()
+
+    def _alloc_cache(self) -> None:
+        """Inference-cache state for the current routes (one partition per route): two views of
+        ``infer_cache`` entries, the insert log, per-arena row keys / key index / alias claims,
+        and per-route gated tickets.  Placeholders when the cache is off.  A new set of routes
+        means new callbacks: the cache starts empty."""
+        R, NA, CAP, W = self.n_routes, self.n_arenas, self.capacity, self.width
+        S = self.infer_cache
+        on = S > 0
+        P, S1 = (R, S) if on else (1, 1)
+        rows = R * NA if on else 1
+        L = 8 * CAP + 64 if on else 1
+        a = self._arrays
+        a["c_keys"] = np.zeros((2, P, S1, 2), np.uint64)
+        a["c_gen"] = np.zeros((2, P, S1), np.int64)
+        a["c_vals"] = np.zeros((2, P, S1, W), np.float64)
+        a["c_logk"] = np.zeros((L, 2), np.uint64)
+        a["c_logi"] = np.zeros((L, 2), np.int64)
+        a["c_logv"] = np.zeros((L, W), np.float64)
+        a["a_keys"] = np.zeros((rows, CAP if on else 1, 2), np.uint64)
+        a["a_index"] = np.zeros((rows, 2 * CAP if on else 1), np.int64)
+        a["a_alias"] = np.zeros((rows, CAP if on else 1, 3), np.int64)
+        a["a_alias_n"] = np.zeros(R * NA, np.int64)  # full size: spans_complete reads it
+        a["a_epoch"] = np.zeros(R * NA, np.int64)
+        a["gated"] = np.zeros((R if on else 1, self.G * self.max_rows if on else 1, 3), np.int64)
+        a["gated_n"] = np.zeros(R if on else 1, np.int64)
+        cctl = a["cctl"]
+        cctl[:] = 0
+        self.cfg[C.CFG_ALIASES] = CAP
+        self._write_gens()
+
+    def _write_gens(self) -> None:
+        """Partition generations from the per-player ones: a shared route's partition moves with
+        any player's weights, a per-player route's only with its player's."""
+        cctl = self._arrays["cctl"]
+        if self.n_routes == 1:
+            cctl[C.CC_GEN] = int(self.pgen.sum())
+        else:
+            for p in range(self.n_routes):
+                cctl[C.CC_GEN + 8 * p] = int(self.pgen[p])
+
+    def weights_updated(self, player: int | None) -> None:
+        """Bump the weights generation of ``player`` (None: every player).  Cached values of an
+        older generation are never served again; gated tickets holding one are demoted."""
+        if player is None:
+            self.pgen += 1
+        else:
+            self.pgen[player] += 1
+        self._write_gens()
+
+    def cache_counters(self) -> dict:
+        """Scheduler-side cache counters since the engine started."""
+        cctl = self._arrays["cctl"]
+        return {
+            "demotions": int(cctl[C.CC_DEMOTED]),
+            "stall_releases": int(cctl[C.CC_RELEASED]),
+            "aliases": int(cctl[C.CC_ALIASES]),
+            "dropped_inserts": int(cctl[C.CC_DROPPED]),
+        }
 
     def set_routes(self, n_routes: int) -> None:
         """Switch between one shared route and one route per player (between windows only)."""
@@ -323,7 +393,8 @@ class Runtime:
         "msg_pos", "r_meta", "r_f", "r_obs", "r_next_obs", "r_mask", "r_legal", "r_next_legal", "traj_idx",
         "traj_cnt", "last_act", "tele", "pending", "episodes", "rdy_seq", "rdy_data", "rdy_pos", "fscr", "amounts",
         "t_state", "t_ni", "t_child", "t_visits", "t_ef", "t_nv", "t_legal", "t_path", "t_rng", "t_list", "rq",
-        "r_tgt", "ftele",
+        "r_tgt", "ftele", "cctl", "c_keys", "c_gen", "c_vals", "c_logk", "c_logi", "c_logv", "a_keys", "a_index",
+        "a_alias", "a_alias_n", "a_epoch", "gated", "gated_n", "rkeys", "rdedup",
     )  # fmt: skip
 
     def _build_E(self) -> None:
@@ -394,6 +465,7 @@ class Runtime:
         """Lend arena ``i`` of ``route`` to its callback and route the predictions back.  The
         span table must be complete (``find_fireable`` and ``spans_complete`` check it)."""
         n = int(self.k.arena_fill(self.E, route, i))
+        self._route_fires[route] += 1
         rows = self._arrays["arena_rows"][route, i]
         lent_rows = n
         if self.pad and n < self.capacity:
@@ -410,6 +482,9 @@ class Runtime:
             owner = np.frombuffer(memoryview(rows[:lent_rows]), np.float32)
             view = owner.reshape(lent_rows, self.O)
         base = sys.getrefcount(owner) + sys.getrefcount(view)
+        # Generation the values are computed under: read before the call, so a weights update
+        # during it leaves them stale (never served).
+        gen = np.int64(self._arrays["cctl"][C.CC_GEN + 8 * route])
         pred = None
         if self.error is None:
             t0 = time.perf_counter()
@@ -435,7 +510,7 @@ class Runtime:
             # writer; the pool has slack for it) and later fires lend copies instead.
             self.copy_mode = True
         # Route back, recycle, clear the helpers' stop request, queue the ready slots.
-        self.k.finish_fire(self.E, self.spans, self.span_n, route, i, pred, self.ready_buf, not retained)
+        self.k.finish_fire(self.E, self.spans, self.span_n, route, i, pred, self.ready_buf, not retained, gen)
 
     # -- the window ------------------------------------------------------------------------------
 
@@ -457,7 +532,7 @@ class Runtime:
         if helpers is not None:
             helpers.wake()
         stall = [0] * self.n_routes
-        last_fill = [-1] * self.n_routes
+        last_fires = list(self._route_fires)
         while True:
             ctl[C.C_FULL] = 0
             k.work(self.E, True, 0)
@@ -475,20 +550,28 @@ class Runtime:
             if fired:
                 if helpers is not None:
                     helpers.wake()
-                # Stall ladder: a route with open demand that has not advanced across 8 real
-                # fires engine-wide is closed and fired as a partial batch.
+                # Stall ladder: a route with unresolved demand (rows in its open arena, or
+                # gated cache hits) that has not advanced (fired) across 8 real fires
+                # engine-wide is closed and fired as a partial batch — or, holding only gated
+                # hits, released without a callback call.
+                gated_n = self._arrays["gated_n"]
                 for r in range(self.n_routes):
                     cur = int(ctl[C.C_ROUTE_CUR + 8 * r])
                     fill = int(k.arena_fill(self.E, r, cur))
-                    if fill > 0 and fill == last_fill[r]:
+                    gated = int(gated_n[r]) if self.infer_cache else 0
+                    if (fill or gated) and self._route_fires[r] == last_fires[r]:
                         stall[r] += fired
                         if stall[r] >= 8:
-                            self._close_and_fire(r, fns, validate, tele)
-                            tele["stall_closes"] += 1
+                            if fill:
+                                self._close_and_fire(r, fns, validate, tele)
+                                tele["stall_closes"] += 1
+                            else:
+                                k.release_gated(self.E, r, self.ready_buf)
+                                self._arrays["cctl"][C.CC_RELEASED] += 1
                             stall[r] = 0
                     else:
                         stall[r] = 0
-                    last_fill[r] = fill
+                    last_fires[r] = self._route_fires[r]
                 if progress is not None:
                     progress(int(ctl[C.C_EMITTED]))
                 continue
@@ -542,6 +625,13 @@ class Runtime:
                     raise KernelError("a worker poisoned an arena")
                 self._fire(*divmod(code, self.n_arenas), fns, validate, tele)
                 fired_here += 1
+            if self.infer_cache:
+                # Quiescence also releases every route's gated hits (stale ones are demoted
+                # into the route's open arena and fire on the next pass).
+                for r in range(self.n_routes):
+                    if int(self._arrays["gated_n"][r]):
+                        k.release_gated(self.E, r, self.ready_buf)
+                        fired_here += 1
             if not fired_here:
                 self._stalls += 1
                 if self._stalls > 1000:

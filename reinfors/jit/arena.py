@@ -135,6 +135,19 @@ def claim_alias(ctl, i):
 
 
 @kernel
+def claim_alias_below(ctl, i, limit):
+    """``claim_alias`` that also fails once the arena holds ``limit`` alias claims (the size of
+    the scheduler's alias table for it)."""
+    ulim = np.uint64(limit)
+    while True:
+        w = atomics.load_acquire(ctl, i)
+        if (w & CLOSED) != np.uint64(0) or (w & ALIAS_MASK) >= ulim:
+            return False
+        if atomics.cas(ctl, i, w, w + np.uint64(1)) == w:
+            return True
+
+
+@kernel
 def close(ctl, i):
     """Close arena ``i`` (idempotent); returns the frozen word."""
     return atomics.fetch_or(ctl, i, CLOSED) | CLOSED

@@ -53,6 +53,8 @@ CFG_OPP = 29  # SelectiveExpectimax opponent model: 0 uniform, 1 distributional
 CFG_RESAMPLE = 30  # 1: AlwaysResample on a game with chance: re-step every edge on each descent
 CFG_SAMPLES = 31  # key multiplier of outcome children: Committed(samples) k, or FAN_MULT (ExpandAll)
 CFG_EXPAND = 32  # 1: ExpandAll on a game with chance (simultaneous trees enumerate outcome fans)
+CFG_CACHE = 33  # inference cache entries per partition (0 = off)
+CFG_ALIASES = 34  # alias claims one arena can hold (its alias table rows)
 CFG_SIZE = 48
 FAN_MULT = 1 << 20  # outcome index space per joint action under ExpandAll
 
@@ -115,6 +117,8 @@ ST_TAIL = 4
 MSG_W = 7
 MSG_EMITTED = 1  # (kind, slot, route, arena, start, rows, row offset): a committed span
 MSG_COMPLETED = 2  # (kind, slot, level, records emitted this window, 0, 0, 0): parked at the target
+MSG_HIT = 3  # (kind, slot, route, row, generation, 0, 0): a gated ticket (value already in preds)
+MSG_ALIAS = 4  # (kind, slot, route, arena, twin row or -1 if abandoned, row, 0): an alias claim
 
 # -- per-slot int64 info columns (sinfo: [G, SI_SIZE]) ---------------------------------------------
 SI_STATUS = 0
@@ -128,6 +132,7 @@ SI_NTAIL = 7  # tail rows requested
 SI_TAILKIND = 8  # 1 = truncation tail, 2 = window tail
 SI_ROWS = 9  # rows requested this round
 SI_WINREC = 10  # records this slot emitted in the current window
+SI_VIEW = 11  # the cache view this slot's running task pinned
 SI_SEARCH = 12  # 1 while a tree search of the current decision is under way
 SI_SIMS = 13  # simulations started in this search
 SI_NNODES = 14  # tree nodes in use
@@ -183,6 +188,9 @@ TL_ROUNDS = 7
 TL_EXPANSIONS = 8
 TL_MAXDEPTH = 9  # max (not a sum): the scheduler zeroes it per window
 TL_SEARCHES = 10  # searches finished (decisions with a tree)
+TL_LOOKUPS = 11  # cache lookups (rows requested with the cache on)
+TL_HITS = 12  # cache hits (gated tickets)
+TL_ALIASES = 13  # request-local alias tickets (a row identical to an earlier row of the same request)
 TL_SIZE = 16
 
 # -- tree node int columns (t_ni: [G, M, TN_SIZE]) and edge float columns (t_ef: [G, M, A, EF]) --
@@ -209,3 +217,15 @@ FT_SIGMA = 0  # sum over searches of the mean leaf sigma
 FT_DISAGREE = 1  # sum over searches of the root head disagreement
 FT_SEARCH_SIGMA = 2  # the running search's leaf sigma sum
 FT_SIZE = 4
+
+# -- inference cache control words (cctl: int64, one word per 8 so writers never share a line) ---
+CC_VIEW = 0  # the published view (0 or 1): workers pin it at task start
+CC_PIN = 8  # + 8 * view: tasks currently reading that view
+CC_LOGN = 24  # insert-log entries pending
+CC_APPLIED = 32  # + 8 * view: log entries already applied to that view
+CC_DEMOTED = 48  # gated tickets demoted (re-emitted as rows) since the engine started
+CC_RELEASED = 56  # gated tickets released by the stall ladder
+CC_DROPPED = 64  # inserts dropped because the log was full (a view stayed pinned)
+CC_ALIASES = 72  # alias tickets claimed on in-flight arena rows
+CC_GEN = 80  # + 8 * partition: the partition's weights generation
+CC_BASE = 80  # cctl size: CC_BASE + 8 * partitions

@@ -1,0 +1,351 @@
+"""The inference cache (``infer_cache=N``): behaviour identity with the cache off, gated
+tickets and weights generations (demotion, no stale value served), alias tickets, the liveness
+ladder, capacity overflow and telemetry.  The engine internals are in
+``reinfors/jit/engine_kernels.tmpl`` (``_request_cached``, ``_release_gated``, ``_cache_publish``).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import reinfors as rf
+
+C4 = rf.games.Connect4()
+C4_REWARD = rf.Reward(win=1.0, loss=-1.0)
+FIELDS = {
+    "dqn": ("obs", "players", "actions", "rewards", "next_obs", "dones", "can_bootstrap", "discounts", "masks"),
+    "ppo": ("obs", "players", "actions", "behavior_log_probs", "advantages", "returns", "values"),
+    "alphazero": ("obs", "players", "policy_targets", "value_targets", "policy_weights"),
+    "treestrap": ("obs", "players", "targets", "masks"),
+}
+
+
+def _w(obs_size, cols, seed):
+    return np.random.default_rng(seed).standard_normal((obs_size, cols)) * 0.3
+
+
+def _rowwise(obs, w):
+    # Row-independent by construction (no BLAS blocking that could depend on the batch shape).
+    return (obs[:, :, None].astype(np.float64) * w[None]).sum(axis=1)
+
+
+def pv_infer(obs_size, n_actions, seed=0):
+    w = _w(obs_size, n_actions + 1, seed)
+
+    def infer(obs):
+        out = _rowwise(obs, w)
+        return out[:, :n_actions], np.tanh(out[:, n_actions])
+
+    return infer
+
+
+def q_infer(obs_size, n_actions, heads=1, seed=0):
+    w = _w(obs_size, heads * n_actions, seed)
+    return lambda obs: _rowwise(obs, w).reshape(len(obs), heads, n_actions)
+
+
+def _same(a, b, learner):
+    for name in FIELDS[learner]:
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.shape == y.shape and np.array_equal(x, y), name
+    for key in ("episodes", "decisions", "requested_rows", "tail_rows", "terminal_sims", "depthcap_sims"):
+        assert a.telemetry[key] == b.telemetry[key], key
+
+
+def _check_counts(t):
+    """Cache telemetry identities: every requested row is looked up; served hits and real rows
+    never exceed the request (the rest were aliases of an identical row)."""
+    assert t["cache_lookups"] == t["requested_rows"]
+    assert t["infer_rows"] + t["cache_hits"] <= t["requested_rows"]
+    assert t["cache_hits"] >= 0 and t["cache_demotions"] >= 0
+
+
+COMPOSITIONS = {
+    "c4_dqn": (C4, C4_REWARD, rf.policies.EpsilonGreedyQ(epsilon=0.2), rf.learners.Dqn(n_step=3), "q", 150),
+    "gridworld_dqn": (rf.games.GridWorld(), None, rf.policies.EpsilonGreedyQ(), rf.learners.Dqn(), "q", 150),
+    "c4_ppo": (C4, C4_REWARD, rf.policies.Ppo(), rf.learners.Ppo(), "pv", 150),
+    "kuhn_ppo": (rf.games.KuhnPoker(), None, rf.policies.Ppo(), rf.learners.Ppo(), "pv", 150),
+    "c4_az": (C4, C4_REWARD, rf.policies.AlphaZero(num_simulations=24), rf.learners.AlphaZero(), "pv", 120),
+    "c4_az_maxn": (
+        C4,
+        C4_REWARD,
+        rf.policies.AlphaZero(num_simulations=12, sequential_backup="maxn"),
+        rf.learners.AlphaZero(),
+        "pv",
+        60,
+    ),
+    "c4_mcts": (C4, C4_REWARD, rf.policies.Mcts(num_simulations=16), rf.learners.TreeStrap(), "q", 100),
+    "c4_minimax": (C4, C4_REWARD, rf.policies.Minimax(depth=3), rf.learners.TreeStrap(), "q", 60),
+    "c4_selexp": (
+        C4,
+        C4_REWARD,
+        rf.policies.SelectiveExpectimax(expansion_budget=6, top_k=3, n_heads=2),
+        rf.learners.TreeStrap(interior_targets=True),
+        "q",
+        60,
+    ),
+    "snake_az": (
+        rf.games.Snake(grid_size=6, food=1, max_ticks=40),
+        rf.Reward(),
+        rf.policies.AlphaZero(num_simulations=8),
+        rf.learners.AlphaZero(),
+        "pv",
+        80,
+    ),
+}
+
+
+def _dims(game):
+    return int(np.prod(game.observation_space().shape)), int(game.action_space().n)
+
+
+def _engine(name, cache, **kw):
+    game, reward, policy, learner, _, _ = COMPOSITIONS[name]
+    kw.setdefault("n_games", 8)
+    return rf.Engine(game, reward, policy, learner, seed=5, infer_cache=cache, **kw)
+
+
+def _infer(name, engine):
+    game, _, policy, _, out, _ = COMPOSITIONS[name]
+    obs, A = _dims(game)
+    if out == "pv":
+        return pv_infer(obs, A)
+    return q_infer(obs, A, heads=policy.n_heads if policy.output == "q" else 1)
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSITIONS))
+def test_cache_on_is_bit_identical_to_cache_off(name):
+    """Behaviour identity: with fixed weights the cache changes no record, for every policy,
+    across several windows, at 1 and 2 threads."""
+    learner = COMPOSITIONS[name][3].name
+    floor = COMPOSITIONS[name][5]
+    off = _engine(name, 0, n_threads=1)
+    ons = [_engine(name, 64, n_threads=1), _engine(name, 5000, n_threads=2, batch_size=3)]
+    infer = _infer(name, off)
+    hits = 0
+    for _ in range(3):
+        ref = off.collect(floor, infer)
+        for on in ons:
+            b = on.collect(floor, infer)
+            _same(ref, b, learner)
+            _check_counts(b.telemetry)
+            hits += b.telemetry["cache_hits"]
+    assert ref.telemetry["cache_lookups"] == 0 and ref.telemetry["cache_hits"] == 0
+    assert hits > 0  # every composition revisits positions (openings, transpositions, trees)
+
+
+def test_hits_save_callback_rows():
+    """AlphaZero re-evaluates its previous trees' nodes: with a cache most of them are hits."""
+    off, on = _engine("c4_az", 0), _engine("c4_az", 100_000)
+    infer = _infer("c4_az", off)
+    a, b = off.collect(300, infer), on.collect(300, infer)
+    assert b.telemetry["cache_hits"] > 0.3 * b.telemetry["requested_rows"]
+    assert b.telemetry["infer_rows"] < 0.7 * a.telemetry["infer_rows"]
+
+
+@pytest.mark.parametrize("capacity", [1, 3, 7])
+def test_capacity_overflow_evicts_and_stays_identical(capacity):
+    off, on, big = _engine("c4_az", 0), _engine("c4_az", capacity), _engine("c4_az", 100_000)
+    infer = _infer("c4_az", off)
+    for _ in range(2):
+        ref, b, c = off.collect(100, infer), on.collect(100, infer), big.collect(100, infer)
+        _same(ref, b, "alphazero")
+        _check_counts(b.telemetry)
+    assert b.telemetry["cache_hits"] < c.telemetry["cache_hits"]
+
+
+def test_aliases_claim_identical_rows_in_flight():
+    """Every game starts from the empty board: at the first decision all root rows are
+    identical and in flight together, so all but one are alias tickets (no cache entry exists
+    yet).  Minimax rounds hold transpositions (request-local aliases)."""
+    for threads in (1, 2):
+        e = _engine("c4_az", 1000, n_games=32, n_threads=threads, batch_size=32)
+        off = _engine("c4_az", 0, n_games=32, n_threads=threads, batch_size=32)
+        infer = _infer("c4_az", e)
+        calls = []
+
+        def spy(obs, calls=calls, infer=infer):
+            calls.append(obs.copy())
+            return infer(obs)
+
+        b = e.collect(1, spy)
+        _same(off.collect(1, infer), b, "alphazero")
+        first = calls[0]
+        # the empty board went to the callback once, however many slots asked for it
+        assert (np.abs(first).sum(axis=1) == 0).sum() <= 1
+        t = b.telemetry
+        assert t["requested_rows"] - t["infer_rows"] - t["cache_hits"] >= 31
+    m = _engine("c4_minimax", 1000, n_games=2)
+    t = m.collect(1, _infer("c4_minimax", m)).telemetry
+    assert t["requested_rows"] - t["infer_rows"] - t["cache_hits"] > 0  # transpositions
+
+
+def _kuhn(cache, **kw):
+    return rf.Engine(rf.games.KuhnPoker(), None, rf.policies.Ppo(), rf.learners.Ppo(), seed=1, infer_cache=cache, **kw)
+
+
+class GenCallback:
+    """Per-player PPO callbacks whose critic value *is* the weights generation they run under:
+    a record's ``values`` entry tells which generation served it."""
+
+    def __init__(self, engine, bump_player=None, bump_at_call=None):
+        self.gen = [0, 0]
+        self.calls = [0, 0]
+        self.engine, self.bump_player, self.bump_at_call = engine, bump_player, bump_at_call
+        self.threads = set()
+
+    def fn(self, p):
+        def infer(obs):
+            self.threads.add(threading.get_ident())
+            self.calls[p] += 1
+            if p == self.bump_player and self.calls[p] == self.bump_at_call:
+                # weights change *during* the collect, while other rows hold gated hits
+                self.gen[p] += 1
+                self.engine.weights_updated(player=p)
+            logits = np.zeros((len(obs), 2))
+            logits[:, 0] = obs.sum(axis=1)  # row-dependent, generation-independent policy
+            return logits, np.full(len(obs), float(self.gen[p]))
+
+        return infer
+
+    def fns(self):
+        return [self.fn(0), self.fn(1)]
+
+
+def test_weights_update_between_collects_invalidates_every_entry():
+    e = _kuhn(10_000, n_games=16)
+    cb = GenCallback(e)
+    b = e.collect(300, cb.fns())
+    assert b.telemetry["cache_hits"] > 0 and set(np.unique(b.values)) == {0.0}
+    cb.gen = [1, 1]
+    e.weights_updated()
+    b = e.collect(300, cb.fns())
+    assert set(np.unique(b.values)) == {1.0}  # no generation-0 value is ever served again
+    assert b.telemetry["cache_hits"] > 0  # generation-1 entries are
+
+
+def test_per_player_update_affects_only_that_players_partition():
+    e = _kuhn(10_000, n_games=16)
+    cb = GenCallback(e)
+    e.collect(300, cb.fns())
+    cb.gen[1] = 1
+    e.weights_updated(player=1)
+    b = e.collect(300, cb.fns())
+    assert set(np.unique(b.values[b.players == 1])) == {1.0}
+    assert set(np.unique(b.values[b.players == 0])) == {0.0}
+    # player 0's entries survived: its rows are (almost) all hits, player 1 re-infers
+    assert cb.calls[0] < cb.calls[1]
+
+
+def _spy_slots(engine):
+    """White-box: capture each delivered record's (slot, level) in batch order (the batch does
+    not expose them; the engine orders records by (level, slot, sequence))."""
+    from reinfors.jit import engine_codes as C
+
+    captured = {}
+    build = engine._build_batch
+
+    def spy(idx, tele):
+        meta = engine._rt["r_meta"][idx]
+        order = np.lexsort((meta[:, C.RM_SEQ], meta[:, C.RM_SLOT], meta[:, C.RM_LEVEL]))
+        captured["slot_level"] = meta[order][:, [C.RM_SLOT, C.RM_LEVEL]].copy()
+        return build(idx, tele)
+
+    engine._build_batch = spy
+    return captured
+
+
+def test_gated_tickets_outliving_a_weights_update_are_demoted():
+    """Player 1's callback bumps its generation inside its first call of the second collect:
+    hits gated on its route at that moment are demoted (re-inferred), never served.  A value
+    says which generation served a decision, and each slot's decisions happen in level order,
+    so once a slot was served generation 1, a later generation-0 value would be a stale hit."""
+    demotions = 0
+    for threads in (1, 2):
+        # Three entries per partition for Kuhn's dozen distinct rows: regular misses keep both
+        # routes firing while other slots' hits wait gated.
+        e = _kuhn(3, n_games=64, n_threads=threads, batch_size=4, learn_players=[1])
+        cb = GenCallback(e)
+        e.collect(400, cb.fns())
+        cb.bump_player, cb.bump_at_call, cb.calls = 1, 1, [0, 0]
+        captured = _spy_slots(e)
+        b = e.collect(600, cb.fns())
+        demotions += b.telemetry["cache_demotions"]
+        _check_counts(b.telemetry)
+        assert cb.gen[1] == 1 and 1.0 in b.values
+        slot_level = captured["slot_level"]
+        for s in np.unique(slot_level[:, 0]):
+            mine = np.flatnonzero(slot_level[:, 0] == s)
+            v = b.values[mine[np.argsort(slot_level[mine, 1], kind="stable")]]
+            assert set(np.unique(v)) <= {0.0, 1.0}
+            first_new = np.argmax(v == 1.0) if (v == 1.0).any() else len(v)
+            assert (v[first_new:] == 1.0).all(), f"slot {s}: a generation-0 value after a generation-1 one"
+        after = e.collect(200, cb.fns())
+        assert set(np.unique(after.values)) == {1.0}  # the old generation is gone for good
+    assert demotions > 0
+
+
+def test_hit_only_route_is_released_by_the_stall_ladder():
+    """Per-player callbacks, one row per fire: player 1's weights change at every call of its
+    callback, so its rows always miss and its route keeps firing, while player 0's rows — all
+    hits after warm-up — wait gated on a route that never fires.  After 8 fires engine-wide the
+    ladder releases them without a callback call."""
+    engines = [_kuhn(cache, n_games=64, n_threads=1, batch_size=1) for cache in (10_000, 0)]
+    batches = []
+    for e in engines:
+        cb = GenCallback(e)
+        e.collect(400, cb.fns())
+        cb.bump_player, cb.calls = 1, [0, 0]
+        cb.bump_at_call = None
+
+        def every(obs, cb=cb, e=e, inner=cb.fn(1)):
+            cb.gen[1] += 1
+            e.weights_updated(player=1)
+            return inner(obs)
+
+        cb.gen[1] += 1
+        e.weights_updated(player=1)
+        batches.append(e.collect(400, [cb.fn(0), every]))
+    on, off = batches
+    assert on.telemetry["stall_releases"] >= 1
+    assert off.telemetry["stall_releases"] == 0 and on.telemetry["cache_hits"] > 0
+    # the values tell the call order apart; the decisions themselves are identical
+    for name in ("obs", "players", "actions", "behavior_log_probs"):
+        assert np.array_equal(getattr(on, name), getattr(off, name)), name
+
+
+def test_slow_route_beside_a_fast_one_and_unequal_load():
+    """Snake with three snakes and per-player callbacks: dead snakes stop requesting (unequal
+    load) and one callback is slow.  Batches stay identical to the cache-off engine."""
+    import time
+
+    game = rf.games.Snake(num_snakes=3, grid_size=7, food=2, max_ticks=30)
+    O, A = _dims(game)
+    base = pv_infer(O, A)
+
+    def slow(obs):
+        time.sleep(0.0005)
+        return base(obs)
+
+    fns = [base, slow, base]
+    mk = lambda cache: rf.Engine(  # noqa: E731
+        game, rf.Reward(), rf.policies.Ppo(), rf.learners.Ppo(), 12, seed=2, infer_cache=cache, batch_size=12
+    )
+    on, off = mk(1000), mk(0)
+    for _ in range(2):
+        a, b = off.collect(200, fns), on.collect(200, fns)
+        _same(a, b, "ppo")
+        _check_counts(b.telemetry)
+
+
+def test_infer_cache_validation():
+    with pytest.raises(OverflowError):
+        _engine("c4_az", -1)
+    e = _engine("c4_az", 1 << 40)
+    with pytest.raises(ValueError, match="infer_cache"):
+        e.collect(1, _infer("c4_az", e))
+    with pytest.raises(ValueError, match="player 2 out of range"):
+        _kuhn(10, n_games=2).weights_updated(player=2)
