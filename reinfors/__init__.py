@@ -23,6 +23,7 @@ from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
 from .engine import Engine
 from .env import Env, EnvSnapshot
 from .rewards import Reward
+from .snapshot import EngineSnapshot
 
 __version__ = "0.4.0"
 
@@ -75,6 +76,7 @@ __all__ = [
     "AlphaZeroBatch",
     "DqnBatch",
     "Engine",
+    "EngineSnapshot",
     "PpoBatch",
     "TreeStrapBatch",
     "catalog",
