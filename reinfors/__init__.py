@@ -20,6 +20,7 @@ from typing import Any
 
 from . import catalog, chance_modes, encoders, games, learners, noise, policies, spaces
 from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
+from .config import engine_from_config
 from .engine import Engine
 from .env import Env, EnvSnapshot
 from .rewards import Reward
@@ -95,6 +96,7 @@ __all__ = [
     "build_info",
     "core_version",
     "encoders",
+    "engine_from_config",
     "games",
     "make_game",
     "registered_games",
