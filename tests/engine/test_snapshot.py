@@ -8,6 +8,7 @@ import hashlib
 import json
 import random
 import struct
+import subprocess
 
 import numpy as np
 import pytest
@@ -556,3 +557,93 @@ def test_fuzzed_forgeries_restore_or_raise_value_error(blob):
         restored += 1
         e.collect(2, infer)
     assert restored > 20  # generation, RNG and float payload mutations are accepted
+
+
+# -- differential: envelope bytes, messages and fingerprints vs reinfors 0.4.0 ---------------------
+
+_ORIG_SNAPSHOT_PROBE = r"""
+import json, struct, sys, reinfors as rf
+cfgs = json.loads(sys.stdin.read())
+out = {"fingerprints": [], "headers": [], "errors": [], "restore": []}
+for cfg in cfgs:
+    e = rf.engine_from_config(cfg)
+    s = e.snapshot(policy_version="p1")
+    b = s.to_bytes()
+    out["fingerprints"].append(s.fingerprint)
+    out["headers"].append(b[:88].hex())
+b = rf.engine_from_config(cfgs[0]).snapshot(policy_version="p1").to_bytes()
+EDITS
+for edit in edits:
+    try:
+        rf.EngineSnapshot.from_bytes(edit(b))
+        out["errors"].append("ok")
+    except Exception as ex:
+        out["errors"].append(f"{type(ex).__name__}: {ex}")
+e0, e1 = rf.engine_from_config(cfgs[0]), rf.engine_from_config(cfgs[1])
+for fn in (lambda: e1.restore(e0.snapshot()), lambda: e0.restore(e0.snapshot(policy_version="a"), expect_policy_version="b"),
+           lambda: e0.restore(e0.snapshot(), expect_policy_version="b")):
+    try:
+        fn()
+        out["restore"].append("ok")
+    except Exception as ex:
+        out["restore"].append(f"{type(ex).__name__}: {ex}")
+print(json.dumps(out))
+"""
+
+_EDITS = """
+edits = [
+    lambda b: b"",
+    lambda b: b"RF",
+    lambda b: b"hello world" * 10,
+    lambda b: b"XXXX" + b[4:],
+    lambda b: b[:4] + b"\\x02" + b[5:],
+    lambda b: b[:81] + b"\\x07" + b[82:],
+    lambda b: b[:9] + b"\\xff" + b[10:],
+    lambda b: b[:86] + b"\\xff\\xfe" + b[88:],
+    lambda b: b[:5] + struct.pack("<I", 2**31) + b[9:],
+    lambda b: b[:82] + struct.pack("<I", 10**6) + b[86:],
+    lambda b: b + b"\\x00",
+    lambda b: b[:40],
+    lambda b: b[:85],
+]
+"""
+
+
+def test_envelope_messages_and_fingerprints_match_the_original():
+    from differential.harness import require_orig
+
+    py = require_orig()
+    engines = [rf.Engine(**FAMILIES[f][0]()) for f in ("ppo_connect4", "dqn_connect4", "dqn_gridworld")]
+    engines.append(rf.Engine(**FAMILIES["alphazero_connect4_noise"][0](), learn_players=[1], seed=9, batch_size=2))
+    cfgs = [e.resolved_config() for e in engines]
+    code = _ORIG_SNAPSHOT_PROBE.replace("EDITS", _EDITS)
+    res = subprocess.run([py, "-I", "-c", code], input=json.dumps(cfgs), capture_output=True, text=True, cwd="/")
+    assert res.returncode == 0, res.stderr[-2000:]
+    theirs = json.loads(res.stdout)
+    ours = [e.snapshot(policy_version="p1") for e in engines]
+    assert [s.fingerprint for s in ours] == theirs["fingerprints"]
+    assert [s.to_bytes()[:88].hex() for s in ours] == theirs["headers"]
+    scope = {"struct": struct}
+    exec(_EDITS, scope)  # the same edits, applied to our blob
+    b = ours[0].to_bytes()
+    mine = []
+    for edit in scope["edits"]:
+        try:
+            rf.EngineSnapshot.from_bytes(edit(b))
+            mine.append("ok")
+        except Exception as ex:  # noqa: BLE001 - compared with the original
+            mine.append(f"{type(ex).__name__}: {ex}")
+    assert mine == theirs["errors"]
+    e0, e1 = rf.Engine(**FAMILIES["ppo_connect4"][0]()), rf.Engine(**FAMILIES["dqn_connect4"][0]())
+    got = []
+    for fn in (
+        lambda: e1.restore(e0.snapshot()),
+        lambda: e0.restore(e0.snapshot(policy_version="a"), expect_policy_version="b"),
+        lambda: e0.restore(e0.snapshot(), expect_policy_version="b"),
+    ):
+        try:
+            fn()
+            got.append("ok")
+        except Exception as ex:  # noqa: BLE001 - compared with the original
+            got.append(f"{type(ex).__name__}: {ex}")
+    assert got == theirs["restore"]
