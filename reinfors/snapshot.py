@@ -247,7 +247,11 @@ def _parse_body(mv: memoryview) -> tuple[dict, dict]:
         header = json.loads(text, parse_constant=_no_constant)
     except (ValueError, RecursionError) as e:
         raise _bad(f"header is not valid JSON ({type(e).__name__})") from None
-    if _dump_header(header) != text:
+    try:
+        canonical = _dump_header(header) == text
+    except (ValueError, RecursionError):
+        canonical = False
+    if not canonical:
         raise _bad("header is not in canonical form")
     count = r.unpack("<I")
     if count > len(_LAYOUT):
@@ -266,8 +270,8 @@ def _parse_body(mv: memoryview) -> tuple[dict, dict]:
         if code != want_code or ndim != want_ndim:
             raise _bad(f"array {name!r} must have dtype {_DTYPES[want_code]} and {want_ndim} dims")
         shape = tuple(r.unpack("<Q") for _ in range(ndim))
-        if any(d > MAX_DIM for d in shape):
-            raise _bad(f"array {name!r} dimension out of range {shape}")
+        if any(d > MAX_DIM for d in shape) or math.prod(max(d, 1) for d in shape) > MAX_DIM:
+            raise _bad(f"array {name!r} dimensions out of range {shape}")
         nbytes = math.prod(shape) * _DTYPES[code].itemsize
         if nbytes > r.remaining():
             raise _bad("truncated")
