@@ -47,13 +47,13 @@ def _c4():
 FAMILIES = {
     "dqn_gridworld": (
         lambda: dict(
-            game=rf.games.GridWorld(size=4, max_ticks=9),
+            game=rf.games.GridWorld(size=3, max_ticks=9),
             reward=rf.Reward(step=-0.01, goal=1.0),
-            policy=rf.policies.EpsilonGreedyQ(n_heads=2, epsilon=0.3),
+            policy=rf.policies.EpsilonGreedyQ(n_heads=2, epsilon=0.6),
             learner=rf.learners.Dqn(n_step=3, gamma=0.9, bootstrap_p=0.5),
             n_games=5,
         ),
-        lambda: linear_q(2 * 4 * 4, 4, heads=2),
+        lambda: linear_q(2 * 3 * 3, 4, heads=2),
     ),
     "dqn_connect4": (
         lambda: dict(
@@ -125,7 +125,8 @@ BEFORE = (5, 3)  # collect sizes before the snapshot (small: trajectories stay o
 AFTER = (4, 9, 2)
 
 
-# Telemetry of the callback calls themselves, which depend on batch_size / pad.
+# Telemetry of the callback calls themselves, which depend on batch_size / pad (and, for stall
+# closes, on timing when helper threads run).
 GEOMETRY_KEYS = {"infer_seconds", "infer_calls", "padded_rows", "stall_closes", "stall_releases"}
 
 
@@ -156,6 +157,9 @@ def test_restore_continues_record_exactly(family):
     e = rf.Engine(**make_kw(), batch_size=2, n_threads=1)
     run(e, infer, BEFORE)
     snap = e.snapshot(policy_version="v1")
+    if family.startswith("dqn"):
+        assert snap._header["scalars"]["rec"] > 0  # open n-step trajectories cross the snapshot
+    assert (snap._arrays["states"][:, 0] > 0).any()  # episodes in progress cross it too
     blob = snap.to_bytes()
     want = run(e, infer, AFTER)
     # a fresh engine of the same composition, other batch_size / n_threads / pad, via bytes
@@ -178,7 +182,7 @@ def test_restore_continues_record_exactly(family):
 def test_snapshot_before_the_first_collect_restores_the_seed_state():
     make_kw, make_infer = FAMILIES["ppo_connect4"]
     infer = make_infer()
-    e = rf.Engine(**make_kw(), seed=11)
+    e = rf.Engine(**make_kw(), seed=11, n_threads=1)
     snap = rf.EngineSnapshot.from_bytes(e.snapshot().to_bytes())
     want = run(e, infer, (6, 6))
     e.restore(snap)
@@ -250,8 +254,9 @@ def test_policy_version_checks():
 def test_rejected_restores_leave_the_engine_intact():
     make_kw, make_infer = FAMILIES["dqn_connect4"]
     infer = make_infer()
-    e = rf.Engine(**make_kw(), batch_size=2)
-    twin = rf.Engine(**make_kw(), batch_size=2)
+    # one thread: stall closes (telemetry) depend on timing with helper threads
+    e = rf.Engine(**make_kw(), batch_size=2, n_threads=1)
+    twin = rf.Engine(**make_kw(), batch_size=2, n_threads=1)
     run(e, infer, (4,))
     run(twin, infer, (4,))
     e.weights_updated()
@@ -310,6 +315,9 @@ def reseal(head: bytes, body: bytes) -> bytes:
     return head + hashlib.blake2b(body, digest_size=32).digest() + body
 
 
+OFFSETS: list[int] = []  # body offsets of the array headers seen by ``parse`` (for the fuzzer)
+
+
 def parse(body: bytes):
     """(header dict, [(name, code, shape, raw)]) of a body."""
     n = struct.unpack("<I", body[:4])[0]
@@ -319,6 +327,7 @@ def parse(body: bytes):
     pos += 4
     arrays = []
     for _ in range(count):
+        OFFSETS.append(pos)
         ln = body[pos]
         name = body[pos + 1 : pos + 1 + ln].decode()
         pos += 1 + ln
@@ -482,9 +491,14 @@ def test_forged_header_edge_cases(blob):
             rf.EngineSnapshot.from_bytes(forged)
     # huge declared dims / counts never allocate
     header, arrays = parse(body)
-    for shape in ([2**40, 2**40], [2**63, 0], [2**64 - 1, 1]):
+    nested = b"[" * 500 + b"]" * 500
+    forged = reseal(head, struct.pack("<I", len(nested)) + nested + rest)
+    with pytest.raises(ValueError, match="^invalid EngineSnapshot: "):
+        rf.EngineSnapshot.from_bytes(forged)
+    root = next(i for i, a in enumerate(arrays) if a[0] == "root")  # a 3-d array
+    for i, shape in ((0, [2**40, 2**40]), (0, [2**63, 0]), (0, [2**64 - 1, 1]), (root, [0, 2**40, 2**40])):
         arrays2 = [list(a) for a in arrays]
-        arrays2[0][2] = shape
+        arrays2[i][2] = shape
         with pytest.raises(ValueError, match="^invalid EngineSnapshot: "):
             rf.EngineSnapshot.from_bytes(reseal(head, build(header, arrays2)))
     big_count = body[: 4 + n] + struct.pack("<I", 2**32 - 1) + rest[4:]
@@ -495,8 +509,19 @@ def test_forged_header_edge_cases(blob):
 def _fuzz(blob, n, seed):
     rng = random.Random(seed)
     head, body = split(blob)
+    OFFSETS.clear()
+    parse(body)
+    starts = list(OFFSETS)
     for i in range(n):
-        kind = i % 6
+        kind = i % 7
+        if kind == 6:  # array-header forgeries (name, dtype code, ndim, dims) with a fresh digest
+            bb = bytearray(body)
+            j = rng.choice(starts) + rng.randrange(40)
+            for t in range(rng.randint(1, 3)):
+                if j + t < len(bb):
+                    bb[j + t] = rng.choice([0, 1, 2, 3, 4, 5, 9, 0x7F, 0x80, 0xFF, rng.randrange(256)])
+            yield reseal(head, bytes(bb))
+            continue
         b = bytearray(blob)
         if kind == 0:  # random bit flips anywhere
             for _ in range(rng.randint(1, 4)):
