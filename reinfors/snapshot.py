@@ -39,7 +39,7 @@ __all__ = ["EngineSnapshot", "snapshot_fingerprint"]
 MAGIC = b"RFGS"
 SCHEMA = 1
 DIGEST_SIZE = 32
-MAX_HEADER = 1 << 20  # bytes of JSON header
+MAX_HEADER = 1 << 26  # bytes of JSON header (a sanity bound; the bytes must be present anyway)
 MAX_DIM = 1 << 40
 _INVALID = "invalid EngineSnapshot: "
 

@@ -196,6 +196,32 @@ def test_snapshot_before_the_first_collect_restores_the_seed_state():
         assert_same_batch(x, y, same_geometry=False)
 
 
+def test_snapshot_after_a_callback_error_and_across_route_layouts():
+    """A window whose callback raised (discarded records, state advanced on zero outputs) is a
+    valid snapshot point; per-player callbacks before and a shared one after change nothing."""
+    make_kw, make_infer = FAMILIES["ppo_connect4"]
+    infer = make_infer()
+    calls = [0]
+
+    def flaky(obs):
+        calls[0] += 1
+        if calls[0] == 3:
+            raise KeyError("boom")
+        return infer(obs)
+
+    e = rf.Engine(**make_kw(), n_threads=1)
+    e.collect(4, [infer, infer])
+    with pytest.raises(KeyError, match="boom"):
+        e.collect(6, flaky)
+    snap = e.snapshot()
+    want = run(e, infer, (5, 5))
+    f = rf.Engine(**make_kw(), batch_size=1, n_threads=1)
+    f.restore(snap)
+    got = [f.collect(5, [infer, infer]), f.collect(5, infer)]
+    for x, y in zip(want, got, strict=True):
+        assert_same_batch(x, y, same_geometry=False)
+
+
 def test_snapshot_attributes_and_generation():
     e = rf.Engine(**FAMILIES["ppo_connect4"][0]())
     e.weights_updated()
