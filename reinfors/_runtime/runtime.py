@@ -713,6 +713,8 @@ class Runtime:
             return "record player out of range"
         if ((meta[:, C.RM_ACTION] < 0) | (meta[:, C.RM_ACTION] >= A)).any():
             return "record action out of range"
+        if ((arrays["act_agents"] < 0) | (arrays["act_agents"] >= N)).any():
+            return "acting agent out of range"
         if ((arrays["last_act"] != 0) & (arrays["last_act"] != 1)).any():
             return "last-acted flags are not 0/1"
         for name in ("r_f", "r_obs", "r_next_obs", "r_mask", "r_tgt", "ep_ret", "episodes", "root", "ftele"):

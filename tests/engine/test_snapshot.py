@@ -422,6 +422,7 @@ FORGERIES = [
     ("head", _set_array("sinfo", _col(C.SI_HEAD, 5))),
     ("leaf", _set_array("sinfo", _col(C.SI_LEAF, 10**6))),
     ("nact", _set_array("sinfo", _col(C.SI_NACT, 3))),
+    ("act_agents", _set_array("act_agents", lambda x: x.__setitem__((0, 0), 2))),
     ("traj_cnt", _set_array("traj_cnt", lambda x: x.__setitem__((0, 0), 10**6))),
     ("traj_neg", _set_array("traj_cnt", lambda x: x.__setitem__((0, 0), -1))),
     ("traj_idx", _set_array("traj_idx", lambda x: x.__setitem__((0, 0, 0), 10**9))),
