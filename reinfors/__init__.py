@@ -20,9 +20,11 @@ from typing import Any
 
 from . import catalog, chance_modes, encoders, games, learners, noise, policies, spaces
 from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
+from .config import engine_from_config
 from .engine import Engine
 from .env import Env, EnvSnapshot
 from .rewards import Reward
+from .snapshot import EngineSnapshot
 
 __version__ = "0.4.0"
 
@@ -75,6 +77,7 @@ __all__ = [
     "AlphaZeroBatch",
     "DqnBatch",
     "Engine",
+    "EngineSnapshot",
     "PpoBatch",
     "TreeStrapBatch",
     "catalog",
@@ -93,6 +96,7 @@ __all__ = [
     "build_info",
     "core_version",
     "encoders",
+    "engine_from_config",
     "games",
     "make_game",
     "registered_games",

@@ -10,6 +10,7 @@ from .encoders import EncoderHandle
 from .env import Env, EnvSnapshot
 from .games import GameHandle
 from .rewards import Reward
+from .snapshot import EngineSnapshot
 from .spaces import Box, Discrete
 
 
@@ -29,6 +30,7 @@ __all__ = [
     "Box",
     "Discrete",
     "EncoderHandle",
+    "EngineSnapshot",
     "Env",
     "EnvSnapshot",
     "GameHandle",

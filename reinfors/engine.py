@@ -20,6 +20,7 @@ import threading
 import numpy as np
 
 from . import _canon
+from . import snapshot as _snapshot
 from ._runtime.routes import PVValidator, QValidator, resolve_infer
 from ._runtime.runtime import Runtime
 from ._validate import as_bool, as_float, as_unsigned
@@ -29,6 +30,7 @@ from .jit import engine_codes as C
 from .learners import CATALOGUE_COMPAT, PAIRS, LearnerHandle
 from .policies import PolicyHandle
 from .rewards import Reward
+from .snapshot import EngineSnapshot
 
 __all__ = ["Engine"]
 
@@ -598,13 +600,65 @@ class Engine:
         """Background collection (not available in this build yet)."""
         raise NotImplementedError("collect_stream is not available in this build yet")
 
-    def snapshot(self, policy_version=None):
-        """Engine snapshots (not available in this build yet)."""
-        raise NotImplementedError("Engine.snapshot is not available in this build yet")
+    def snapshot(self, policy_version=None) -> EngineSnapshot:
+        """The collection state between windows (slots, RNG streams, open trajectories, window
+        counters, weights generation; never the inference cache) as an :class:`EngineSnapshot`.
 
-    def restore(self, snapshot, expect_policy_version=None):
-        """Engine restore (not available in this build yet)."""
-        raise NotImplementedError("Engine.restore is not available in this build yet")
+        ``restore`` on an engine of the same composition (any ``batch_size``, ``n_threads``,
+        ``pad``) continues record-exactly.  ``policy_version``: an optional str label.
+        """
+        if policy_version is not None and not isinstance(policy_version, str):
+            raise TypeError(
+                f"argument 'policy_version': '{type(policy_version).__name__}' object cannot be converted to 'PyString'"
+            )
+        if self._held:
+            raise RuntimeError(_HELD)
+        with self._lock:
+            return _snapshot.capture(self.resolved_config(), self._generation, policy_version, self._rt)
+
+    def restore(self, snapshot, expect_policy_version=None) -> None:
+        """Continue from ``snapshot`` (taken by an engine of the same composition).
+
+        Raises ValueError for another composition (fingerprint mismatch), a ``policy_version``
+        other than ``expect_policy_version`` (when given) or a snapshot whose state does not fit
+        this engine; everything is validated before anything changes, so a rejected restore
+        leaves the engine as it was.
+        """
+        if not isinstance(snapshot, EngineSnapshot):
+            raise TypeError(
+                f"argument 'snapshot': '{type(snapshot).__name__}' object cannot be converted to 'EngineSnapshot'"
+            )
+        if expect_policy_version is not None and not isinstance(expect_policy_version, str):
+            raise TypeError(
+                f"argument 'expect_policy_version': '{type(expect_policy_version).__name__}' object cannot be "
+                "converted to 'PyString'"
+            )
+        if self._held:
+            raise RuntimeError(_HELD)
+        with self._lock:
+            mine = _snapshot.snapshot_fingerprint(self.resolved_config())
+            if snapshot.fingerprint != mine:
+                raise ValueError(
+                    f"snapshot is from a different composition (fingerprint {snapshot.fingerprint} != {mine})"
+                )
+            pv = snapshot.policy_version
+            if expect_policy_version is not None and pv != expect_policy_version:
+                have = "None" if pv is None else f"Some({_rust_str(pv)})"
+                raise ValueError(
+                    f"policy_version mismatch: snapshot has {have}, expected {_rust_str(expect_policy_version)}"
+                )
+            header, arrays = snapshot._header, snapshot._arrays
+            if header["fresh"]:
+                self._discard_runtime()  # the next collect starts from the seed state
+            else:
+                rt = self._runtime()
+                scalars = dict(header["scalars"], rate=header["rate"])
+                reason = rt.check_state(arrays, scalars)
+                if reason is not None:
+                    raise ValueError(f"invalid EngineSnapshot: {reason}")
+                rt.load_state(arrays, scalars)
+            with self._gen_lock:
+                self._generation = snapshot.weights_generation
 
     def __del__(self):
         rt = getattr(self, "_rt", None)
@@ -711,6 +765,27 @@ def _search_spec(policy: PolicyHandle, learner: LearnerHandle, d, n_games: int) 
             "smaller search"
         )
     return spec
+
+
+def _rust_str(s: str) -> str:
+    """``s`` as Rust's ``{:?}`` renders a string (the original's policy_version messages)."""
+    out = []
+    for ch in s:
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\0":
+            out.append("\\0")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{{{ord(ch):x}}}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
 
 
 def _csr(mask: np.ndarray):

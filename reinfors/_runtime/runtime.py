@@ -694,6 +694,153 @@ class Runtime:
         """Drop the delivered records; open trajectories move to the front of the pool."""
         self.k.compact(self.E)
 
+    # -- snapshots (Engine.snapshot / Engine.restore) ---------------------------------------------
+
+    # The arrays that carry a slot's state from one collect window to the next.  Excluded: the
+    # engine constants (params, cfg, fcfg, weights, learn: rebuilt from the composition), the
+    # arena / message / ready rings and span tables (empty between windows; sized by batch_size),
+    # per-request scratch (preds, rq: written before they are read) and the search trees (a fresh
+    # tree per decision; between windows no search is under way).  Arrays named ``c_*`` (the
+    # inference cache) are never captured.
+    SNAPSHOT_ARRAYS = (
+        "states", "srng", "sinfo", "act_agents", "root", "legal", "iscr", "fscr", "amounts", "ep_ret",
+        "r_meta", "r_f", "r_obs", "r_next_obs", "r_mask", "r_legal", "r_next_legal", "r_tgt",
+        "traj_idx", "traj_cnt", "last_act", "tele", "ftele", "pending", "episodes",
+    )  # fmt: skip
+    # ctl words that carry across windows (the others are per-window, or route geometry).
+    SNAPSHOT_CTL = {"target": C.C_TARGET, "rec": C.C_REC, "episodes": C.C_EPISODES, "emitted": C.C_EMITTED}
+    # Record-pool arrays: rows are records (their count may differ from engine to engine).
+    POOL_ARRAYS = ("r_meta", "r_f", "r_obs", "r_next_obs", "r_mask", "r_legal", "r_next_legal", "r_tgt")
+
+    def state_dict(self) -> tuple[dict, dict]:
+        """``(arrays, scalars)``: copies of the :attr:`SNAPSHOT_ARRAYS`, and the ctl words of
+        :attr:`SNAPSHOT_CTL` plus the window counters (``rate``, ``levels_done``,
+        ``records_done``).  Only between windows (no worker inside a kernel)."""
+        arrays = {n: self._arrays[n].copy() for n in self.SNAPSHOT_ARRAYS if not n.startswith("c_")}
+        scalars = {k: int(self.ctl[i]) for k, i in self.SNAPSHOT_CTL.items()}
+        scalars.update(rate=float(self.rate), levels_done=int(self.levels_done), records_done=int(self.records_done))
+        return arrays, scalars
+
+    def check_state(self, arrays: dict, scalars: dict) -> str | None:
+        """``None`` when ``(arrays, scalars)`` (as :meth:`state_dict` returns them) fit this
+        runtime — names, dtypes, shapes, index ranges, statuses, counters — else the reason.
+        Reads only; the kernels index with these values unchecked, so every index is bounded."""
+        if set(arrays) != set(self.SNAPSHOT_ARRAYS):
+            return f"arrays {sorted(set(arrays) ^ set(self.SNAPSHOT_ARRAYS))} missing or unexpected"
+        for name in self.SNAPSHOT_ARRAYS:
+            a, mine = arrays[name], self._arrays[name]
+            if a.dtype != mine.dtype or a.ndim != mine.ndim:
+                return f"array {name} has dtype {a.dtype} / {a.ndim} dims, expected {mine.dtype} / {mine.ndim}"
+            if name in self.POOL_ARRAYS or name == "episodes":
+                fixed = a.shape[1:] == mine.shape[1:]
+            elif name == "traj_idx":
+                fixed = a.shape[:2] == mine.shape[:2]
+            else:
+                fixed = a.shape == mine.shape
+            if not fixed:
+                return f"array {name} has shape {a.shape}, which does not fit this engine ({mine.shape})"
+        G, N, A = self.G, self.N, self.A
+        pool = arrays["r_meta"].shape[0]
+        dqn = self.learner_kind == C.LEARNER_DQN
+        for name in self.POOL_ARRAYS:
+            rows = arrays[name].shape[0]
+            want = 0 if name in ("r_next_obs", "r_next_legal") and not dqn else pool
+            if rows != want:
+                return f"record pool array {name} has {rows} rows, expected {want}"
+        rec, eps = scalars["rec"], scalars["episodes"]
+        if not 0 <= rec <= pool:
+            return f"record cursor {rec} outside the pool of {pool} records"
+        if not 0 <= eps <= arrays["episodes"].shape[0]:
+            return f"episode cursor {eps} outside the episode log"
+        if scalars["emitted"] != 0 or eps != 0:
+            return "the snapshot was not taken between windows (emitted records pending)"
+        sinfo = arrays["sinfo"]
+        st = sinfo[:, C.SI_STATUS]
+        if not np.isin(st, (C.ST_EMIT, C.ST_PARK)).all():
+            return f"slot status {int(st[~np.isin(st, (C.ST_EMIT, C.ST_PARK))][0])} out of range between windows"
+        level = sinfo[:, C.SI_LEVEL]
+        if (level < 0).any() or (sinfo[:, C.SI_SEQ] < 0).any() or (sinfo[:, C.SI_EPLEN] < 0).any():
+            return "negative slot counters"
+        if scalars["target"] < 0:
+            return "negative window target"
+        quiet = (C.SI_OBSERVED, C.SI_NTAIL, C.SI_TAILKIND, C.SI_WINREC, C.SI_SEARCH)
+        if (sinfo[:, quiet] != 0).any():
+            return "a slot is in the middle of a decision (observation, tail or search under way)"
+        # Per-decision columns hold the last decision's values; keep them within the geometry
+        # anyway (a forged one must never become an out-of-range index).
+        nodes = int(self.cfg[C.CFG_NODES])
+        path = self.search["path"] if self.search is not None else 0
+        rows = self.max_rows
+        for cols, hi in (((C.SI_NACT,), N), ((C.SI_ROWS, C.SI_NNEW, C.SI_NOPP, C.SI_NBATCH), rows),
+                         ((C.SI_NNODES, C.SI_LEAF, C.SI_NFRONT, C.SI_FAN0, C.SI_FANN), nodes),
+                         ((C.SI_PLEN,), path), ((C.SI_FBUF,), 1)):  # fmt: skip
+            if ((sinfo[:, cols] < 0) | (sinfo[:, cols] > hi)).any():
+                return f"per-decision slot columns {cols} outside [0, {hi}]"
+        if (sinfo[:, C.SI_FAN0] + sinfo[:, C.SI_FANN] > nodes).any():
+            return "outcome fan outside the tree"
+        heads = int(self.cfg[C.CFG_HEADS])
+        if ((sinfo[:, C.SI_HEAD] < 0) | (sinfo[:, C.SI_HEAD] >= max(1, heads))).any():
+            return "Q head index out of range"
+        if (arrays["pending"] != 0).any():
+            return "rows still outstanding"
+        if (arrays["tele"] < 0).any():
+            return "negative telemetry counters"
+        cnt, idx = arrays["traj_cnt"], arrays["traj_idx"]
+        if ((cnt < 0) | (cnt > idx.shape[2])).any():
+            return "trajectory length out of range"
+        used = np.arange(idx.shape[2])[None, None, :] < cnt[:, :, None]
+        refs = idx[used]
+        if ((refs < 0) | (refs >= rec)).any():
+            return "trajectory entry outside the record pool"
+        if len(np.unique(refs)) != len(refs):
+            return "a record belongs to two trajectories"
+        meta = arrays["r_meta"][:rec]
+        if (meta[:, C.RM_LEVEL] != -1).any():
+            return "a delivered record is still in the pool"
+        if ((meta[:, C.RM_SLOT] < 0) | (meta[:, C.RM_SLOT] >= G)).any():
+            return "record slot out of range"
+        if ((meta[:, C.RM_PLAYER] < 0) | (meta[:, C.RM_PLAYER] >= N)).any():
+            return "record player out of range"
+        if ((meta[:, C.RM_ACTION] < 0) | (meta[:, C.RM_ACTION] >= A)).any():
+            return "record action out of range"
+        if ((arrays["act_agents"] < 0) | (arrays["act_agents"] >= N)).any():
+            return "acting agent out of range"
+        if ((arrays["last_act"] != 0) & (arrays["last_act"] != 1)).any():
+            return "last-acted flags are not 0/1"
+        for name in ("r_f", "r_obs", "r_next_obs", "r_mask", "r_tgt", "ep_ret", "episodes", "root", "ftele"):
+            if not np.isfinite(arrays[name]).all():
+                return f"non-finite values in {name}"
+        if not (math.isfinite(scalars["rate"]) and scalars["rate"] > 0.0):
+            return "window rate must be finite and > 0"
+        if scalars["levels_done"] < 0 or scalars["records_done"] < 0:
+            return "negative window counters"
+        states = arrays["states"]
+        if (states[:, 1] != 0).any():
+            return "a slot's game is over but was not reset"
+        for g in range(G):  # restore-time only: the game's own validator (O(n_games) calls)
+            reason = self.gdef.validate_state(states[g])
+            if reason is not None:
+                return f"slot {g} state: {reason}"
+        return None
+
+    def load_state(self, arrays: dict, scalars: dict) -> None:
+        """Adopt a state that passed :meth:`check_state`: copy the arrays in, set the ctl words
+        and window counters, keep this runtime's route geometry.  Only between windows."""
+        self._quiesce_helpers()
+        for name in self.SNAPSHOT_ARRAYS:
+            self._arrays[name] = np.array(arrays[name], dtype=self._arrays[name].dtype, order="C", copy=True)
+        for k, i in self.SNAPSHOT_CTL.items():
+            self.ctl[i] = scalars[k]
+        self.ctl[C.C_REC_CAP] = self._arrays["r_meta"].shape[0]
+        self.ctl[C.C_PARKED] = 0
+        self.ctl[C.C_ERROR] = 0
+        self.rate = float(scalars["rate"])
+        self.levels_done = int(scalars["levels_done"])
+        self.records_done = int(scalars["records_done"])
+        self.window_acc[:] = 0
+        self.error = None
+        self._build_E()
+
 
 def _trim(out, n, cap):
     """Drop the outputs of pad rows (``cap - n`` trailing rows)."""
