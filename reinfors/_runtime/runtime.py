@@ -840,6 +840,8 @@ class Runtime:
         self.window_acc[:] = 0
         self.error = None
         self._build_E()
+        if self.infer_cache:
+            self.k.cache_clear(self.E)  # snapshots never carry the cache: start it empty
 
 
 def _trim(out, n, cap):

@@ -349,3 +349,21 @@ def test_infer_cache_validation():
         e.collect(1, _infer("c4_az", e))
     with pytest.raises(ValueError, match="player 2 out of range"):
         _kuhn(10, n_games=2).weights_updated(player=2)
+
+
+def test_snapshot_restore_with_the_cache_on_continues_record_exactly():
+    """Snapshots exclude the cache; a restored cache-on engine continues exactly like the
+    uninterrupted one.  (infer_cache is part of the snapshot fingerprint, as in 0.4.0.)"""
+    a = _engine("c4_az", 10_000)
+    infer = _infer("c4_az", a)
+    a.collect(100, infer)
+    snap = rf.EngineSnapshot.from_bytes(a.snapshot().to_bytes())
+    b = _engine("c4_az", 10_000, batch_size=3)
+    b.collect(50, infer)  # a warm cache of another history must not leak into the restore
+    b.restore(snap)
+    with pytest.raises(ValueError, match="different composition"):
+        _engine("c4_az", 0).restore(snap)
+    for _ in range(2):
+        x, y = a.collect(100, infer), b.collect(100, infer)
+        _same(x, y, "alphazero")
+        assert y.telemetry["cache_hits"] > 0
