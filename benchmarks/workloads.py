@@ -102,7 +102,7 @@ def main():
         print(json.dumps({"unavailable": f"NotImplementedError: {e}"}))
         return
     first_s = time.perf_counter() - t0
-    records = rows = calls = 0
+    records = rows = calls = requested = hits = 0
     infer_s = 0.0
     cpu0 = time.process_time()
     t1 = time.perf_counter()
@@ -112,6 +112,8 @@ def main():
         rows += b.telemetry["infer_rows"]
         calls += b.telemetry["infer_calls"]
         infer_s += b.telemetry["infer_seconds"]
+        requested += b.telemetry["requested_rows"]
+        hits += b.telemetry["cache_hits"]
     wall = time.perf_counter() - t1
     cpu = time.process_time() - cpu0
     print(
@@ -123,6 +125,8 @@ def main():
                 "first_call_s": first_s,
                 "cpu_us_per_record": cpu / max(records, 1) * 1e6,
                 "records": records,
+                "hit_rate": hits / max(requested, 1),
+                "rows_saved": 1.0 - rows / max(requested, 1),
                 "first_records": len(first.obs),
             }
         )

@@ -78,6 +78,10 @@ def _fn_fingerprint(fn, h, seen) -> None:
     if id(pf) in seen:
         return
     seen.add(id(pf))
+    # Numba's on-disk cache of the generated kernels refers to the game functions by module:
+    # the same source defined in another module (a test run as a script, a notebook exported to
+    # a file) must get its own generated module.
+    h.update(f"{getattr(pf, '__module__', '')}.{getattr(pf, '__qualname__', '')}".encode())
     try:
         h.update(inspect.getsource(pf).encode())
     except (OSError, TypeError):

@@ -314,6 +314,7 @@ class Runtime:
         self.cfg[C.CFG_ROUTES], self.cfg[C.CFG_ARENAS], self.cfg[C.CFG_CAP] = R, NA, CAP
         for r in range(max(1, self.N)):
             self.ctl[C.C_ROUTE_CUR + 8 * r] = 0
+            self.ctl[C.C_ROUTE_HITS + 8 * r] = 0
         self._alloc_cache()
         self.copy_mode = False  # set once a callback kept lent rows (reset with new arenas)
         self._route_fires = [0] * R  # fires per route (the stall ladder's progress measure)
@@ -541,6 +542,9 @@ class Runtime:
             while True:
                 code = int(k.find_fireable(self.E, self.spans, self.span_n, self.window_acc))
                 if code == -1:
+                    if self.infer_cache and self._fire_demand(fns, validate, tele):
+                        fired += 1
+                        continue
                     break
                 if code <= -2:
                     raise KernelError("a worker poisoned an arena")
@@ -580,12 +584,13 @@ class Runtime:
                     helpers.idle_event.wait(0.001)  # helpers still working on long tasks
                     helpers.idle_event.clear()
                 continue
-            # Quiescent: before the scheduler reallocates, compacts or ends the window, every
-            # helper must be out of the kernel (kernels address the state arrays by pointer).
-            self._quiesce_helpers()
-            k.drain(self.E, self.spans, self.span_n, self.window_acc)  # the last Completed messages
             # Quiescent: nothing in flight, nothing ready.
+            k.drain(self.E, self.spans, self.span_n, self.window_acc)  # the last Completed messages
             if int(self.window_acc[0]) >= G:
+                # Before the scheduler reallocates, compacts or ends the window, every helper
+                # must be out of the kernel (kernels address the state arrays by pointer).  The
+                # other quiescence rungs below only fire and release: helpers keep polling.
+                self._quiesce_helpers()
                 # Every slot sent its Completed message: the floor is counted from messages.
                 count = int(self.window_acc[1])
                 levels = target - base
@@ -661,6 +666,16 @@ class Runtime:
         while helpers.busy_count():
             helpers.idle_event.wait(0.0005)
             helpers.idle_event.clear()
+
+    def _fire_demand(self, fns, validate, tele) -> bool:
+        """Capacity rung counting gated hits (``demand_full``): fire the route's open arena
+        early, or release its hits without a call when the arena is empty."""
+        r = int(self.k.demand_full(self.E))
+        if r < 0:
+            return False
+        if not self._close_and_fire(r, fns, validate, tele):
+            self.k.release_gated(self.E, r, self.ready_buf)
+        return True
 
     def _close_and_fire(self, r, fns, validate, tele) -> bool:
         i = int(self.k.close_open(self.E, r))

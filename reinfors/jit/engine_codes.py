@@ -97,6 +97,7 @@ C_FULL = 40  # arenas closed full since the scheduler last looked
 C_STOP = 48  # workers exit when set
 C_PARKED = 56  # slots parked at the target
 C_ROUTE_CUR = 64  # + 8 * route: index of the route's open arena
+C_ROUTE_HITS = 65  # + 8 * route: gated cache hits posted and not yet released
 CTL_BASE = 64
 
 # kernel error codes (C_ERROR)
