@@ -1,22 +1,30 @@
-"""Side-by-side benchmark: this package vs the original reinfors==0.4.0 on design.md §6 workloads.
+"""Side-by-side benchmark: this package vs the original reinfors==0.4.0 (design.md §6).
 
     python benchmarks/compare.py [--workloads gridworld_dqn c4_ppo] [--reps 3] [--seconds 5]
                                  [--n-threads 2] [--orig .venv-orig/bin/python]
+    python benchmarks/compare.py --mode scaling [--workloads c4_az_zero] [--threads 1 2 4 8 16]
+    python benchmarks/compare.py --mode cold     # empty compile cache: process start -> first batch
+    python benchmarks/compare.py --mode warm     # quickstart process (import + construct + first batch)
+    python benchmarks/compare.py --mode gpu [--games 64 256 1024] [--batches 0 128 512]
 
-Each repetition runs both builds in fresh processes, alternating A/B, so machine noise hits both
-alike; it reports records/s, engine ns per inference row ((wall - callback time) / rows), rows
-per callback call, first-call seconds (process start -> first batch: import, construction,
-compile or cache load) and the ratio of records/s (min / median / max over repetitions).  The
-original is created on demand in its own venv (scripts/setup_orig_venv.sh).
+Every mode runs both builds in fresh processes, alternating A/B so machine noise hits both
+alike, and prints ratios (min / median / max over repetitions).  ``workloads`` reports records/s,
+engine ns per inference row ((wall - callback time) / rows), rows per callback call, first-call
+seconds and CPU per record; ``stream_c4_az`` adds the overlap gain over serial collect + train
+and the stop latency.  ``scaling`` sweeps ``n_threads``; ``gpu`` runs AlphaZero with a torch
+ResNet callback on CUDA over ``n_games`` x ``batch_size``.  The original is created on demand in
+its own venv (scripts/setup_orig_venv.sh).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,60 +33,119 @@ ALL = ["gridworld_dqn", "c4_ppo", "c4_az_zero", "c4_az_mlp", "c4_minimax", "c4_m
        "stream_c4_az"]  # fmt: skip
 
 
-def run(python: str, spec: dict, isolate: bool) -> dict:
+def run(python: str, spec: dict, isolate: bool, env: dict | None = None) -> dict:
     cmd = [python, *(["-I"] if isolate else []), str(WORKER), json.dumps(spec)]
-    out = subprocess.run(cmd, capture_output=True, text=True, cwd="/" if isolate else ROOT, timeout=1800)
+    full_env = {**os.environ, **(env or {})}
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd="/" if isolate else ROOT, timeout=1800, env=full_env)
     if out.returncode != 0:
         return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}"}
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _report(label: str, res: dict, keys=("records_per_s",)) -> None:
+    """One line per build (medians) and the ratio line for ``keys[0]``."""
+    for build in ("ours", "orig"):
+        for r in res[build]:
+            if "error" in r:
+                print(f"{label:<22} {build:<6} run failed: {r['error']}")
+        rs = [r for r in res[build] if keys[0] in r]
+        if not rs:
+            why = res[build][0].get("unavailable") or res[build][0].get("error") if res[build] else "not run"
+            print(f"{label:<22} {build:<6} unavailable: {why}")
+            continue
+        med = lambda k, rs=rs: statistics.median(r.get(k, 0.0) for r in rs)  # noqa: E731
+        extra = ""
+        if "overlap_gain" in rs[0]:
+            extra = f"  overlap x{med('overlap_gain'):.2f}  stop {med('stop_s') * 1e3:.0f} ms"
+        if "hit_rate" in rs[0] and med("hit_rate") > 0:
+            extra += f"  hits {med('hit_rate'):.0%}  rows saved {med('rows_saved'):.0%}"
+        print(
+            f"{label:<22} {build:<6} {med('records_per_s'):>10.0f} {med('engine_ns_per_row'):>9.0f} "
+            f"{med('rows_per_call'):>9.1f} {med('first_call_s'):>8.2f} {med('cpu_us_per_record'):>10.1f}{extra}"
+        )
+    pairs = [
+        (a[keys[0]], b[keys[0]]) for a, b in zip(res["ours"], res["orig"], strict=True) if keys[0] in a and keys[0] in b
+    ]
+    if pairs:
+        # records/s: higher is better (ours / orig); seconds: lower is better (orig / ours)
+        ratios = sorted((a / b) if keys[0] == "records_per_s" else (b / a) for a, b in pairs)
+        print(
+            f"{label:<22} ratio  min {ratios[0]:.2f}x  median {statistics.median(ratios):.2f}x  max {ratios[-1]:.2f}x"
+        )
+
+
+def _pair(spec: dict, args, env_ours: dict | None = None) -> dict:
+    res = {"ours": [], "orig": []}
+    for _ in range(args.reps):
+        res["ours"].append(run(sys.executable, spec, isolate=False, env=env_ours))
+        res["orig"].append(run(args.orig, spec, isolate=True))
+    return res
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workloads", nargs="*", default=ALL)
+    ap.add_argument("--mode", choices=["workloads", "scaling", "cold", "warm", "gpu"], default="workloads")
+    ap.add_argument("--workloads", nargs="*", default=None)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--floor", type=int, default=2048)
     ap.add_argument("--n-threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, nargs="*", default=[1, 2, 4, 8, 16])
+    ap.add_argument("--games", type=int, nargs="*", default=[64, 256, 1024])
+    ap.add_argument("--batches", type=int, nargs="*", default=[0, 128, 512])
     ap.add_argument("--orig", default=str(ROOT / ".venv-orig" / "bin" / "python"))
     args = ap.parse_args()
     if not Path(args.orig).exists():
         subprocess.run(
             ["bash", str(ROOT / "scripts" / "setup_orig_venv.sh"), str(Path(args.orig).parents[1])], check=True
         )
-    print(
-        f"{'workload':<14} {'build':<6} {'records/s':>10} {'ns/row':>9} {'rows/call':>9} {'first s':>8} {'us cpu/rec':>10}"
-    )
-    for wl in args.workloads:
-        spec = {"workload": wl, "n_threads": args.n_threads, "seconds": args.seconds, "floor": args.floor}
-        res = {"ours": [], "orig": []}
-        for _ in range(args.reps):
-            res["ours"].append(run(sys.executable, spec, isolate=False))
-            res["orig"].append(run(args.orig, spec, isolate=True))
-        for build in ("ours", "orig"):
-            for r in res[build]:
-                if "error" in r:
-                    print(f"{wl:<14} {build:<6} run failed: {r['error']}")
-            rs = [r for r in res[build] if "records_per_s" in r]
-            if not rs:
-                why = res[build][0].get("unavailable") or res[build][0].get("error")
-                print(f"{wl:<14} {build:<6} unavailable: {why}")
-                continue
-            med = lambda k, rs=rs: statistics.median(r[k] for r in rs)  # noqa: E731
-            print(
-                f"{wl:<14} {build:<6} {med('records_per_s'):>10.0f} {med('engine_ns_per_row'):>9.0f} "
-                f"{med('rows_per_call'):>9.1f} {med('first_call_s'):>8.2f} {med('cpu_us_per_record'):>10.1f}"
-            )
-        pairs = [
-            (a["records_per_s"], b["records_per_s"])
-            for a, b in zip(res["ours"], res["orig"], strict=True)
-            if "records_per_s" in a and "records_per_s" in b
-        ]
-        if pairs:
-            ratios = sorted(a / b for a, b in pairs)
-            print(
-                f"{wl:<14} ratio  min {ratios[0]:.2f}x  median {statistics.median(ratios):.2f}x  max {ratios[-1]:.2f}x"
-            )
+    header = f"{'workload':<22} {'build':<6} {'records/s':>10} {'ns/row':>9} {'rows/call':>9} {'first s':>8} {'us cpu/rec':>10}"
+    base = {"seconds": args.seconds, "floor": args.floor, "n_threads": args.n_threads}
+    if args.mode == "workloads":
+        print(header)
+        for wl in args.workloads or ALL:
+            _report(wl, _pair({**base, "workload": wl}, args))
+    elif args.mode == "scaling":
+        print(header)
+        for wl in args.workloads or ["c4_az_zero"]:
+            best = {}
+            for t in args.threads:
+                res = _pair({**base, "workload": wl, "n_threads": t}, args)
+                _report(f"{wl} n_threads={t}", res)
+                for build in ("ours", "orig"):
+                    rs = [r["records_per_s"] for r in res[build] if "records_per_s" in r]
+                    if rs:
+                        best.setdefault(build, {})[t] = statistics.median(rs)
+            for build, by_t in best.items():
+                if 1 in by_t:
+                    eff = ", ".join(f"{t}: {v / (by_t[1] * t):.0%}" for t, v in sorted(by_t.items()))
+                    print(f"{wl:<22} {build:<6} efficiency vs n_threads=1 x t: {eff}; best {max(by_t.values()):.0f}/s")
+    elif args.mode in ("cold", "warm"):
+        # First batch only (seconds=0): process start -> import -> construct -> first batch.
+        print(f"{'workload':<22} {'build':<6} {'first batch s':>14}")
+        for wl in args.workloads or ["quickstart"]:
+            res = {"ours": [], "orig": []}
+            spec = {**base, "workload": wl, "seconds": 0.0, "floor": 4096 if wl == "quickstart" else args.floor}
+            for _ in range(args.reps):
+                if args.mode == "cold":
+                    with tempfile.TemporaryDirectory() as d:
+                        res["ours"].append(run(sys.executable, spec, isolate=False, env={"REINFORS_CACHE_DIR": d}))
+                else:
+                    run(sys.executable, spec, isolate=False)  # fill the compile cache
+                    res["ours"].append(run(sys.executable, spec, isolate=False))
+                res["orig"].append(run(args.orig, spec, isolate=True))
+            for build in ("ours", "orig"):
+                xs = sorted(r["first_call_s"] for r in res[build] if "first_call_s" in r)
+                if xs:
+                    print(f"{wl:<22} {build:<6} {statistics.median(xs):>14.2f}  (min {xs[0]:.2f}, max {xs[-1]:.2f})")
+                else:
+                    print(f"{wl:<22} {build:<6} unavailable: {res[build][0]}")
+    else:  # gpu
+        print(header)
+        for g in args.games:
+            for bs in args.batches:
+                spec = {**base, "workload": "c4_az_resnet", "n_games": g, "batch_size": bs}
+                _report(f"resnet games={g} batch={bs}", _pair(spec, args))
 
 
 if __name__ == "__main__":

@@ -31,8 +31,8 @@ def mlp(obs_size, n_actions, seed=0):
     return f
 
 
-def build(name, rf, n_threads):
-    """(engine, infer) for workload ``name``."""
+def build(name, rf, n_threads, spec=None):
+    """(engine, infer) for workload ``name`` (``spec``: extra knobs of the GPU workload)."""
     P, L, G = rf.policies, rf.learners, rf.games
     c4_reward = rf.Reward(win=1.0, loss=-1.0)
     if name == "gridworld_dqn":
@@ -82,7 +82,121 @@ def build(name, rf, n_threads):
             n_threads=n_threads,
         )
         return eng, lambda obs: (np.zeros((len(obs), 3), np.float32), np.zeros(len(obs), np.float32))
+    if name == "quickstart":  # examples/quickstart.py's engine and callback
+        eng = rf.Engine(G.Connect4(), rf.Reward(), P.Ppo(), L.Ppo(gamma=0.99, lam=0.95), n_games=64,
+                        n_threads=n_threads)  # fmt: skip
+        return eng, mlp(84, 7)
+    if name == "c4_az_resnet":
+        return _resnet_workload(rf, n_threads, spec or {})
     raise KeyError(name)
+
+
+def _resnet_workload(rf, n_threads, spec):
+    """AlphaZero Connect4 with a torch ResNet callback (6 blocks x 64 channels, policy and value
+    heads, eval mode, bf16 autocast) on CUDA: the GPU workload of the performance issue.
+    ``spec`` may set ``n_games`` and ``batch_size`` (the sweep)."""
+    import torch
+    from torch import nn
+
+    if not torch.cuda.is_available():
+        raise NotImplementedError("the ResNet workload needs a CUDA device")
+
+    class Block(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.c1, self.b1 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+            self.c2, self.b2 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+
+        def forward(self, x):
+            y = torch.relu(self.b1(self.c1(x)))
+            return torch.relu(x + self.b2(self.c2(y)))
+
+    class Net(nn.Module):
+        def __init__(self, planes=2, c=64, blocks=6, actions=7):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(planes, c, 3, padding=1, bias=False), nn.BatchNorm2d(c), nn.ReLU())
+            self.tower = nn.Sequential(*[Block(c) for _ in range(blocks)])
+            self.pol = nn.Sequential(nn.Conv2d(c, 2, 1), nn.Flatten(), nn.Linear(2 * 42, actions))
+            self.val = nn.Sequential(nn.Conv2d(c, 1, 1), nn.Flatten(), nn.Linear(42, 64), nn.ReLU(), nn.Linear(64, 1))
+
+        def forward(self, x):
+            h = self.tower(self.stem(x))
+            return self.pol(h), torch.tanh(self.val(h)).squeeze(1)
+
+    dev = torch.device("cuda")
+    net = Net().to(dev).eval()
+
+    @torch.inference_mode()
+    def infer(obs):
+        x = torch.from_numpy(obs).to(dev, non_blocking=True).view(-1, 2, 6, 7)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits, v = net(x)
+        return logits.float().cpu().numpy(), v.float().cpu().numpy()
+
+    eng = rf.Engine(
+        rf.games.Connect4(),
+        rf.Reward(win=1.0, loss=-1.0),
+        rf.policies.AlphaZero(num_simulations=64),
+        rf.learners.AlphaZero(gamma=1.0),
+        n_games=spec.get("n_games", 64),
+        batch_size=spec.get("batch_size", 0),
+        n_threads=n_threads,
+    )
+    return eng, infer
+
+
+def train_step(batch, seconds):
+    """The simulated training step of ``stream_c4_az``: an accelerator-bound update (the GIL is
+    free while it runs) plus a little host work on the batch."""
+    float(np.square(batch.value_targets).mean())
+    time.sleep(seconds)
+
+
+def stream_main(spec, rf, t0):
+    """``stream_c4_az``: the same number of batches collected serially (collect, then train)
+    and through ``collect_stream(collect_size=512, depth=1)`` (train while the next batch is
+    collected); reports streamed records/s and the overlap gain (serial / streamed seconds)."""
+    eng, infer = build("c4_az_mlp", rf, spec.get("n_threads", 2))
+    size, train_s = spec.get("collect_size", 512), spec.get("train_seconds", 0.03)
+    first = eng.collect(size, infer)
+    first_s = time.perf_counter() - t0
+    n = max(4, int(spec.get("batches", 0)) or 0)
+    # Size the run from one serial round so both phases take about ``seconds``.
+    t = time.perf_counter()
+    b = eng.collect(size, infer)
+    train_step(b, train_s)
+    one = time.perf_counter() - t
+    n = max(n, int(spec.get("seconds", 5.0) / 2 / max(one, 1e-3)))
+    t = time.perf_counter()
+    serial_records = 0
+    for _ in range(n):
+        b = eng.collect(size, infer)
+        serial_records += len(b.obs)
+        train_step(b, train_s)
+    serial = time.perf_counter() - t
+    t = time.perf_counter()
+    cpu0 = time.process_time()
+    records = 0
+    with eng.collect_stream(size, infer, depth=1) as stream:
+        for _ in range(n):
+            b = next(stream)
+            records += len(b.obs)
+            train_step(b, train_s)
+        t_stop = time.perf_counter()
+    stop_s = time.perf_counter() - t_stop
+    streamed = t_stop - t
+    return {
+        "records_per_s": records / streamed,
+        "serial_records_per_s": serial_records / serial,
+        "overlap_gain": serial / streamed,
+        "stop_s": stop_s,
+        "engine_ns_per_row": 0.0,
+        "rows_per_call": 0.0,
+        "first_call_s": first_s,
+        "cpu_us_per_record": (time.process_time() - cpu0) / max(records, 1) * 1e6,
+        "records": records,
+        "first_records": len(first.obs),
+    }
 
 
 def main():
@@ -90,9 +204,16 @@ def main():
     t0 = time.perf_counter()
     import reinfors as rf
 
+    if spec["workload"] == "stream_c4_az":
+        try:
+            print(json.dumps(stream_main(spec, rf, t0)))
+        except (NotImplementedError, AttributeError) as e:
+            print(json.dumps({"unavailable": f"{type(e).__name__}: {e}"}))
+        return
+
     try:
-        eng, infer = build(spec["workload"], rf, spec.get("n_threads", 2))
-    except (NotImplementedError, AttributeError, KeyError) as e:
+        eng, infer = build(spec["workload"], rf, spec.get("n_threads", 2), spec)
+    except (NotImplementedError, AttributeError, KeyError, ImportError) as e:
         print(json.dumps({"unavailable": f"{type(e).__name__}: {e}"}))
         return
     floor = spec.get("floor", 2048)

@@ -39,10 +39,16 @@ from reinfors.jit.games import _defaults
 _JIT = Path(_compile.__file__).resolve().parent
 # Kernel families: the model-free engine compiles without the tree-search kernels (their
 # entry points are stubs there), so a DQN/PPO composition pays no compile time for search.
+# The search policies share one template but compile as separate families — ``tree``
+# (AlphaZero / Mcts), ``minimax``, ``selexp`` — whose header constants prune the other
+# policies' branches before typing, so each composition compiles only its own search kernels.
+# ``+cache`` adds the inference-cache paths (``CACHE_ON``).
 _TEMPLATES = {
     "modelfree": (_JIT / "game_kernels.tmpl", _JIT / "engine_kernels.tmpl", _JIT / "search_stub.tmpl"),
-    "search": (_JIT / "game_kernels.tmpl", _JIT / "engine_kernels.tmpl", _JIT / "search_kernels.tmpl"),
+    "tree": (_JIT / "game_kernels.tmpl", _JIT / "engine_kernels.tmpl", _JIT / "search_kernels.tmpl"),
 }
+_TEMPLATES["minimax"] = _TEMPLATES["selexp"] = _TEMPLATES["tree"]
+FAMILIES = tuple(f"{b}{c}" for b in _TEMPLATES for c in ("", "+cache"))
 
 ROLES = (
     "init",
@@ -103,26 +109,33 @@ def _fn_fingerprint(fn, h, seen) -> None:
             h.update(v.__name__.encode())
 
 
-def kernel_module(name: str, fns: dict, n_actions: int, family: str = "modelfree") -> types.ModuleType:
+def kernel_module(
+    name: str, fns: dict, n_actions: int, family: str = "modelfree", simultaneous: bool = False
+) -> types.ModuleType:
     """Generate (or reuse) and import the kernel module for one game and kernel ``family``
-    (``"modelfree"``: game + model-free engine kernels; ``"search"``: plus tree search).
+    (``"modelfree"``: game + model-free engine kernels; ``"tree"`` / ``"minimax"`` /
+    ``"selexp"``: plus that policy's tree search; a ``"+cache"`` suffix adds the inference-cache
+    paths; see :data:`FAMILIES`).
 
     ``fns`` maps each role in :data:`ROLES` to an njit dispatcher (missing optional roles get
     the defaults of ``reinfors.jit.games._defaults``).  Returns the imported module.
     """
+    if family not in FAMILIES:
+        raise ValueError(f"unknown kernel family {family!r}; expected one of {FAMILIES}")
+    base, _, option = family.partition("+")
     fns = dict(fns)
     for role in ("chance_pending", "chance_outcomes", "apply_chance", "info_key"):
         if fns.get(role) is None:
             fns[role] = getattr(_defaults, role)
-    template = "".join(t.read_text() for t in _TEMPLATES[family])
+    template = "".join(t.read_text() for t in _TEMPLATES[base])
     h = hashlib.sha256(template.encode())
-    h.update(f"{name}|{n_actions}".encode())
+    h.update(f"{name}|{n_actions}|{family}|{bool(simultaneous)}".encode())
     for role in ROLES:
         h.update(role.encode())
         _fn_fingerprint(fns[role], h, set())
     digest = h.hexdigest()[:16]
     safe = "".join(c if c.isalnum() else "_" for c in name)[:40] or "game"
-    mod_name = f"{safe}_{family}_{digest}"
+    mod_name = f"{safe}_{family.replace('+', '_')}_{digest}"
     with _lock:
         mod = _loaded.get(mod_name)
         if mod is not None:
@@ -136,6 +149,12 @@ def kernel_module(name: str, fns: dict, n_actions: int, family: str = "modelfree
             setattr(_holder, attr, fns[role])
             lines.append(f"from reinfors._gamefns import {attr} as G_{role}")
         lines.append(f"N_ACTIONS = {int(n_actions)}")
+        lines.append(f"SIMUL = {bool(simultaneous)}")
+        lines.append(f"FAM_MODELFREE = {base == 'modelfree'}")
+        lines.append(f"FAM_TREE = {base == 'tree'}")
+        lines.append(f"FAM_MMX = {base == 'minimax'}")
+        lines.append(f"FAM_SX = {base == 'selexp'}")
+        lines.append(f"CACHE_ON = {option == 'cache'}")
         source = "\n".join(lines) + "\n" + template
         gen_dir = _compile.cache_dir() / "generated"
         gen_dir.mkdir(parents=True, exist_ok=True)

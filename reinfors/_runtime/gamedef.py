@@ -80,7 +80,7 @@ class GameDef:
         return self.kernels_for("modelfree")
 
     def kernels_for(self, family: str) -> types.ModuleType:
-        """The kernel module of ``family`` (``"modelfree"`` or ``"search"``) for this game."""
+        """The kernel module of ``family`` (one of ``codegen.FAMILIES``) for this game."""
         k = self._kernels.get(family)
         if k is None:
             with self._lock:
@@ -88,7 +88,9 @@ class GameDef:
                 if k is None:
                     fns = {role: getattr(self.ns, role, None) for role in codegen.ROLES}
                     fns["encode"] = self._encode
-                    k = self._kernels[family] = codegen.kernel_module(self.name, fns, self.n_actions, family)
+                    k = self._kernels[family] = codegen.kernel_module(
+                        self.name, fns, self.n_actions, family, simultaneous=self.simultaneous
+                    )
         return k
 
     # -- Python-side helpers with safe fallbacks for user games ---------------------------------

@@ -41,7 +41,14 @@ from reinfors.jit import arena as _arena
 from reinfors.jit import engine_codes as C
 from reinfors.jit import rings
 
-__all__ = ["Runtime", "KernelError"]
+__all__ = ["Runtime", "KernelError", "kernel_family"]
+
+
+def kernel_family(policy_kind: int, infer_cache: int) -> str:
+    """The generated kernel family a composition runs on (``codegen.FAMILIES``): only its own
+    policy's search kernels, and the cache paths only with ``infer_cache > 0``."""
+    base = {C.POLICY_AZ: "tree", C.POLICY_MCTS: "tree", C.POLICY_MINIMAX: "minimax", C.POLICY_SELEXP: "selexp"}
+    return base.get(policy_kind, "modelfree") + ("+cache" if infer_cache else "")
 
 
 class KernelError(RuntimeError):
@@ -157,7 +164,7 @@ class Runtime:
         cache partition (0 = off)."""
         self.gdef = gdef
         self.search = search
-        self.k = gdef.kernels_for("search" if search is not None else "modelfree")
+        self.k = gdef.kernels_for(kernel_family(policy_kind, infer_cache))
         G, N, A, O = n_games, gdef.n_players, gdef.n_actions, gdef.obs_size
         self.G, self.N, self.A, self.O = G, N, A, O
         self.pad = pad

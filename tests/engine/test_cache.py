@@ -264,23 +264,36 @@ def _spy_slots(engine):
 
 
 def test_gated_tickets_outliving_a_weights_update_are_demoted():
-    """Player 1's callback bumps its generation inside its first call of the second collect:
-    hits gated on its route at that moment are demoted (re-inferred), never served.  A value
-    says which generation served a decision, and each slot's decisions happen in level order,
-    so once a slot was served generation 1, a later generation-0 value would be a stale hit."""
+    """After warm-up every row is a hit.  Player 0's weights change at each call of its
+    callback (so its rows keep missing and its route keeps firing), and its first call also
+    changes player 1's weights: player 1's hits gated at that moment are demoted (re-inferred),
+    never served.  ``batch_size`` = n_games keeps them gated until quiescence, after player 0's
+    fire.  A value says which generation served a decision, and each slot's decisions happen in
+    level order, so once a slot was served generation 1, a later generation-0 value would be a
+    stale hit."""
     demotions = 0
     for threads in (1, 2):
-        # Three entries per partition for Kuhn's dozen distinct rows: regular misses keep both
-        # routes firing while other slots' hits wait gated.
-        e = _kuhn(3, n_games=64, n_threads=threads, batch_size=4, learn_players=[1])
+        e = _kuhn(10_000, n_games=64, n_threads=threads, batch_size=64, learn_players=[1])
         cb = GenCallback(e)
         e.collect(400, cb.fns())
-        cb.bump_player, cb.bump_at_call, cb.calls = 1, 1, [0, 0]
+        calls = [0]
+
+        def player0(obs, cb=cb, e=e, inner=cb.fn(0), calls=calls):
+            calls[0] += 1
+            cb.gen[0] += 1
+            e.weights_updated(player=0)
+            if calls[0] == 1:
+                cb.gen[1] += 1
+                e.weights_updated(player=1)
+            return inner(obs)
+
+        cb.gen[0] += 1
+        e.weights_updated(player=0)
         captured = _spy_slots(e)
-        b = e.collect(600, cb.fns())
+        b = e.collect(600, [player0, cb.fn(1)])
         demotions += b.telemetry["cache_demotions"]
         _check_counts(b.telemetry)
-        assert cb.gen[1] == 1 and 1.0 in b.values
+        assert cb.gen[1] == 1 and 1.0 in b.values and calls[0] > 1
         slot_level = captured["slot_level"]
         for s in np.unique(slot_level[:, 0]):
             mine = np.flatnonzero(slot_level[:, 0] == s)

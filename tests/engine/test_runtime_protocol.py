@@ -45,3 +45,45 @@ def test_an_arena_never_fires_before_its_span_table_is_complete():
     assert k.find_fireable(E, rt.spans, rt.span_n, acc) == 0
     assert rt.span_n[0] == 1 and rt.spans[0, 0, 2] == cap
     assert acc.tolist() == [1, 0]
+
+
+def test_alias_claims_reconcile_registered_and_abandoned():
+    """Alias tickets: a claim raises the arena's alias count, so the arena cannot fire until the
+    claim's message is drained — registered (the twin row's prediction goes to the claimant) or
+    abandoned (the arena was routed and reopened between probe and claim: counted, ignored)."""
+    game = rf.games.GridWorld(size=4, max_ticks=12)
+    eng = rf.Engine(
+        game, rf.Reward(goal=1.0), rf.policies.EpsilonGreedyQ(), rf.learners.Dqn(), n_games=4, n_threads=1,
+        infer_cache=16, batch_size=2,
+    )  # fmt: skip
+    rt = eng._runtime()
+    k, E = rt.k, rt.E
+    seq, data, pos = rt["msg_seq"], rt["msg_data"], rt["msg_pos"]
+    ctl, done = rt["arena_ctl"], rt["arena_done"]
+    acc = np.zeros(2, np.int64)
+    pending, sinfo = rt["pending"], rt["sinfo"]
+    # Slot 0 owns row 0 of arena 0; slot 1 claims it (registered); slot 2's claim is abandoned.
+    pending[0], pending[1], pending[2] = 1, 1, 1
+    sinfo[:3, C.SI_STATUS] = C.ST_WAIT
+    start, take = arena.reserve_upto(ctl, 0, 1, rt.capacity)
+    assert (start, take) == (0, 1)
+    assert rings.push(seq, data, pos, np.array([C.MSG_EMITTED, 0, 0, 0, 0, 1, 0], np.int64))
+    arena.commit(done, 0, 1)
+    assert arena.claim_alias_below(ctl, 0, rt.capacity) and arena.claim_alias_below(ctl, 0, rt.capacity)
+    assert arena.alias_of(ctl[0]) == 2
+    assert rings.push(seq, data, pos, np.array([C.MSG_ALIAS, 1, 0, 0, 0, 0, 0], np.int64))  # slot 1, row 0
+    arena.commit(done, 0, 1)
+    arena.close(ctl, 0)
+    # settled counts rows + claims: one claim is still outstanding, nothing fires
+    assert arena.seal(ctl, done, 0) == arena.NOT_READY
+    assert k.find_fireable(E, rt.spans, rt.span_n, acc) == -1
+    assert rings.push(seq, data, pos, np.array([C.MSG_ALIAS, 2, 0, 0, -1, 0, 0], np.int64))  # abandoned
+    arena.commit(done, 0, 1)
+    assert k.find_fireable(E, rt.spans, rt.span_n, acc) == 0
+    out = np.arange(2 * rt.width, dtype=np.float64).reshape(2, rt.width)
+    ready = np.zeros(rt.G, np.int64)
+    n = k.finish_fire(E, rt.spans, rt.span_n, 0, 0, out, ready, True, np.int64(0))
+    assert sorted(ready[:n].tolist()) == [0, 1]  # slot 2's claim was abandoned: still waiting
+    assert pending[2] == 1 and (rt["preds"][1, 0] == out[0]).all() and (rt["preds"][0, 0] == out[0]).all()
+    assert rt.cache_counters()["aliases"] == 1
+    assert ctl[0] == 0 and rt["a_alias_n"][0] == 0  # recycled, claims cleared
