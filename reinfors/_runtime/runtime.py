@@ -202,6 +202,7 @@ class Runtime:
         self.width = width
         self.window_acc = np.zeros(2, np.int64)  # (slots completed, records) from Completed messages
         self.error: BaseException | None = None
+        self.abort_requested = False  # see request_abort (set from another thread)
         self._arrays = dict(
             params=gdef.params,
             cfg=cfg,
@@ -411,7 +412,7 @@ class Runtime:
             view = owner.reshape(lent_rows, self.O)
         base = sys.getrefcount(owner) + sys.getrefcount(view)
         pred = None
-        if self.error is None:
+        if self.error is None and not self.abort_requested:
             t0 = time.perf_counter()
             try:
                 out = fns[route](view)
@@ -458,7 +459,14 @@ class Runtime:
             helpers.wake()
         stall = [0] * self.n_routes
         last_fill = [-1] * self.n_routes
+        aborting = False
         while True:
+            if self.abort_requested and not aborting:
+                # Target 1: every slot parks at its next decision boundary (mid-search slots keep
+                # their trees and resume in a later window); the level-0 slots of a first window
+                # finish their first decision.  ``_fire`` stops calling the callbacks.
+                aborting = True
+                ctl[C.C_TARGET] = 1
             ctl[C.C_FULL] = 0
             k.work(self.E, True, 0)
             self._check_error()
@@ -506,6 +514,8 @@ class Runtime:
                 # Every slot sent its Completed message: the floor is counted from messages.
                 count = int(self.window_acc[1])
                 levels = target - base
+                if aborting:
+                    return count  # the caller discards these records (reset_pool)
                 if count >= floor:
                     self.levels_done += levels
                     self.records_done += count
@@ -551,6 +561,15 @@ class Runtime:
             self._stalls = 0
             if helpers is not None:
                 helpers.wake()
+
+    def request_abort(self) -> None:
+        """Ask the running ``run_window`` to end early (thread-safe: one attribute store).
+
+        Checked once per scheduler iteration: no callback is called any more (fires route all-zero
+        outputs, as after a callback error) and every slot parks at its next decision boundary, so
+        the window ends within about one fire.  Its records are meaningless: the caller discards
+        them with ``reset_pool`` and clears ``abort_requested`` before the next window."""
+        self.abort_requested = True
 
     def _diagnose(self) -> str:
         sinfo = self._arrays["sinfo"]
