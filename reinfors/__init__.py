@@ -23,6 +23,7 @@ from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
 from .engine import Engine
 from .env import Env, EnvSnapshot
 from .rewards import Reward
+from .stream import CollectStream
 
 __version__ = "0.4.0"
 
@@ -73,6 +74,7 @@ from . import _reinfors, testing  # noqa: E402  (alias module and conformance he
 
 __all__ = [
     "AlphaZeroBatch",
+    "CollectStream",
     "DqnBatch",
     "Engine",
     "PpoBatch",

@@ -11,6 +11,7 @@ from .env import Env, EnvSnapshot
 from .games import GameHandle
 from .rewards import Reward
 from .spaces import Box, Discrete
+from .stream import CollectStream
 
 
 def core_version() -> str:
@@ -27,6 +28,7 @@ def build_info() -> dict:
 
 __all__ = [
     "Box",
+    "CollectStream",
     "Discrete",
     "EncoderHandle",
     "Env",
