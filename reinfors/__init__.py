@@ -25,6 +25,7 @@ from .engine import Engine
 from .env import Env, EnvSnapshot
 from .rewards import Reward
 from .snapshot import EngineSnapshot
+from .stream import CollectStream
 
 __version__ = "0.4.0"
 
@@ -75,6 +76,7 @@ from . import _reinfors, testing  # noqa: E402  (alias module and conformance he
 
 __all__ = [
     "AlphaZeroBatch",
+    "CollectStream",
     "DqnBatch",
     "Engine",
     "EngineSnapshot",

@@ -12,6 +12,7 @@ from .games import GameHandle
 from .rewards import Reward
 from .snapshot import EngineSnapshot
 from .spaces import Box, Discrete
+from .stream import CollectStream
 
 
 def core_version() -> str:
@@ -28,6 +29,7 @@ def build_info() -> dict:
 
 __all__ = [
     "Box",
+    "CollectStream",
     "Discrete",
     "EncoderHandle",
     "EngineSnapshot",

@@ -69,8 +69,19 @@ TELEMETRY_KEYS = (
 
 _HELD = (
     "this engine is held by a collect_stream (call its stop() to get the engine back) — or was "
-    "permanently forfeited because a stream was dropped without stop()"
+    "permanently forfeited by a stream that was dropped without stop(); in that case create a new Engine"
 )
+
+
+class _Default:
+    """``collect_stream``'s depth default (shown as ``...``; an explicit Ellipsis is a TypeError,
+    as in the original)."""
+
+    def __repr__(self) -> str:
+        return "..."
+
+
+_DEPTH_DEFAULT = _Default()
 
 
 def _compat_error() -> ValueError:
@@ -390,13 +401,18 @@ class Engine:
         type, and the engine stays usable.  ``progress=True`` shows a tqdm bar of records.
         """
         n_records = as_unsigned("n_records", n_records)
-        fns = resolve_infer(infer, self._game._def.n_players)
-        if self._held:
+        if self._held:  # checked before infer, as the original
             raise RuntimeError(_HELD)
+        fns = resolve_infer(infer, self._game._def.n_players)
         with self._lock:
+            if self._held:  # a stream started while this call waited for the lock
+                raise RuntimeError(_HELD)
             return self._collect(n_records, fns, progress)
 
     def _collect(self, n_records, fns, progress):
+        """One collect window on the calling thread (``self._lock`` held).  Returns the batch, or
+        None when a stream's ``stop()`` aborted the window (``Runtime.request_abort``): its
+        records are then discarded."""
         tele = {k: 0 for k in TELEMETRY_KEYS}
         tele["episodes"] = []
         tele["infer_seconds"] = 0.0
@@ -440,6 +456,9 @@ class Engine:
             err, rt.error = rt.error, None
             rt.reset_pool()  # the window ran on zero outputs: its records are discarded
             raise err
+        if rt.abort_requested:
+            rt.reset_pool()  # an aborted window (stream stop): its records are discarded
+            return None
         delta = rt["tele"].sum(axis=0) - tele_before
         tele["decisions"] = int(delta[C.TL_DECISIONS])
         tele["requested_rows"] = int(delta[C.TL_REQUESTED])
@@ -594,11 +613,41 @@ class Engine:
             **common,
         )
 
-    # -- not yet available ------------------------------------------------------------------------
+    def collect_stream(self, collect_size, infer, depth=_DEPTH_DEFAULT):
+        """Start background collection: a :class:`~reinfors.CollectStream` whose one thread runs
+        ``collect(collect_size, infer)`` windows back to back into a queue of at most ``depth``
+        finished batches (default 1; ``None`` = unbounded).
 
-    def collect_stream(self, collect_size, infer, depth=...):
-        """Background collection (not available in this build yet)."""
-        raise NotImplementedError("collect_stream is not available in this build yet")
+        The stream holds the engine until its ``stop()`` / ``pause()`` / context exit: meanwhile
+        ``collect``, ``collect_stream``, ``snapshot`` and ``restore`` raise RuntimeError.  Argument
+        errors leave the engine free.  A depth-1 stream yields the same batches as sequential
+        ``collect(collect_size, infer)`` calls.
+        """
+        from .stream import CollectStream
+
+        collect_size = as_unsigned("collect_size", collect_size)
+        depth = 1 if depth is _DEPTH_DEFAULT else None if depth is None else as_unsigned("depth", depth)
+        # The original's order: conversions, ranges, the held check, then the callbacks.
+        if collect_size < 1:
+            raise ValueError("collect_size must be >= 1")
+        if depth == 0:
+            raise ValueError("depth must be >= 1, or None for unbounded")
+        if self._held:
+            raise RuntimeError(_HELD)
+        fns = resolve_infer(infer, self._game._def.n_players)
+        if len(fns) > 1 and self._pad:
+            raise ValueError("pad supports a single shared infer callback")
+        with self._lock:  # a collect() running on another thread finishes first
+            if self._held:
+                raise RuntimeError(_HELD)
+            self._held = True
+        try:
+            return CollectStream._start(self, collect_size, fns, depth)
+        except BaseException:
+            self._held = False
+            raise
+
+    # -- not yet available ------------------------------------------------------------------------
 
     def snapshot(self, policy_version=None) -> EngineSnapshot:
         """The collection state between windows (slots, RNG streams, open trajectories, window

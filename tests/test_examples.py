@@ -51,3 +51,36 @@ def test_alphazero_example_runs():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("iteration ") == 2 and "trained network's moves on 4 boards: [" in out.stdout
+
+
+def _run_example(name: str, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "examples" / name), *args], capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_streaming_example_runs():
+    out = _run_example("streaming.py", "--updates", "3")
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stdout.splitlines() if line.startswith("update=")]
+    assert [line.split()[0] for line in lines] == ["update=0", "update=1", "update=2"]
+    assert all(int(line.split()[1].removeprefix("records=")) >= 64 for line in lines)
+    assert "engine free:" in out.stdout
+
+
+def test_two_network_torch_example_runs_or_explains_missing_torch():
+    out = _run_example("two_network_torch.py", "--updates", "2", "--records", "32", "--sims", "4", "--n-games", "4")
+    assert out.returncode == 0, out.stderr
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        assert "needs PyTorch" in out.stdout
+    else:
+        assert out.stdout.count("update=") == 2
+
+
+def test_checkpointing_example_resumes_record_exactly(tmp_path):
+    out = _run_example("checkpointing.py", "--updates", "2", "--out", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert "identical to the uninterrupted run: True" in out.stdout
+    assert (tmp_path / "engine.snap").stat().st_size > 0 and (tmp_path / "replay.npz").exists()

@@ -214,6 +214,7 @@ class Runtime:
         self.width = width
         self.window_acc = np.zeros(2, np.int64)  # (slots completed, records) from Completed messages
         self.error: BaseException | None = None
+        self.abort_requested = False  # see request_abort (set from another thread)
         self._arrays = dict(
             params=gdef.params,
             cfg=cfg,
@@ -494,7 +495,7 @@ class Runtime:
         # during it leaves them stale (never served).
         gen = np.int64(self._arrays["cctl"][C.CC_GEN + 8 * route])
         pred = None
-        if self.error is None:
+        if self.error is None and not self.abort_requested:
             t0 = time.perf_counter()
             try:
                 out = fns[route](view)
@@ -531,6 +532,7 @@ class Runtime:
         target = base + max(1, math.ceil(floor / (G * self.rate)))
         self._ensure_capacity(target - base)
         ctl[C.C_TARGET] = target
+        ctl[C.C_ABORT] = 0
         ctl[C.C_FULL] = 0
         self.window_acc[:] = 0
         k.unpark_all(self.E)
@@ -541,7 +543,13 @@ class Runtime:
             helpers.wake()
         stall = [0] * self.n_routes
         last_fires = list(self._route_fires)
+        aborting = False
         while True:
+            if self.abort_requested and not aborting:
+                # Every slot parks at its next decision boundary (a search in progress finishes
+                # its decision on zero outputs first); ``_fire`` stops calling the callbacks.
+                aborting = True
+                ctl[C.C_ABORT] = 1
             ctl[C.C_FULL] = 0
             k.work(self.E, True, 0)
             self._check_error()
@@ -601,6 +609,8 @@ class Runtime:
                 # Every slot sent its Completed message: the floor is counted from messages.
                 count = int(self.window_acc[1])
                 levels = target - base
+                if aborting:
+                    return count  # the caller discards these records (reset_pool)
                 if count >= floor:
                     self.levels_done += levels
                     self.records_done += count
@@ -653,6 +663,15 @@ class Runtime:
             self._stalls = 0
             if helpers is not None:
                 helpers.wake()
+
+    def request_abort(self) -> None:
+        """Ask the running ``run_window`` to end early (thread-safe: one attribute store).
+
+        Checked once per scheduler iteration: no callback is called any more (fires route all-zero
+        outputs, as after a callback error) and every slot parks at its next decision boundary, so
+        the window ends within about one fire.  Its records are meaningless: the caller discards
+        them with ``reset_pool`` and clears ``abort_requested`` before the next window."""
+        self.abort_requested = True
 
     def _diagnose(self) -> str:
         sinfo = self._arrays["sinfo"]

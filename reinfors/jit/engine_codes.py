@@ -87,6 +87,7 @@ FCFG_SIZE = 16
 
 # -- ctl (atomic int64 words, one per cache line) -------------------------------------------------
 C_TARGET = 0  # window target level T: slots park when they reach it
+C_ABORT = 1  # 1: the window is being aborted (stream stop): slots park at their next decision
 C_INFLIGHT = 8  # slot tasks being processed by workers
 C_REC = 16  # record pool cursor
 C_REC_CAP = 24  # record pool capacity
