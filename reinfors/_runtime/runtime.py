@@ -512,7 +512,9 @@ class Runtime:
         if pred is None:
             # After a callback error the window runs to its end on all-zero outputs (the
             # callback is not called again); its batch is discarded and the error re-raised.
+            # (The same after a stream's stop().)  These are no predictions: never cache them.
             pred = np.zeros((n, self.width), np.float64)
+            gen = np.int64(-1)
         retained = not self.copy_mode and sys.getrefcount(owner) + sys.getrefcount(view) > base
         if retained:
             # Never overwrite rows a caller still holds: this arena stays LENT (skipped by every

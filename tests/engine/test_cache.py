@@ -452,3 +452,29 @@ def test_snapshot_restore_with_the_cache_on_continues_record_exactly():
         x, y = a.collect(100, infer), b.collect(100, infer)
         _same(x, y, "alphazero")
         assert y.telemetry["cache_hits"] > 0
+
+
+def test_zero_outputs_after_a_callback_error_or_stop_are_never_cached():
+    """After a callback error (or a stream's stop()) the window finishes on all-zero outputs and
+    is discarded; those zeros must not enter the cache.  Check: the engine then continues
+    exactly like a restore of its own snapshot into an engine whose cache is empty."""
+    e = _engine("c4_az", 10_000)
+    infer = _infer("c4_az", e)
+    calls = [0]
+
+    def flaky(obs):
+        calls[0] += 1
+        if calls[0] == 3:
+            raise KeyError("boom")
+        return infer(obs)
+
+    e.collect(100, infer)
+    with pytest.raises(KeyError):
+        e.collect(300, flaky)
+    s = e.collect_stream(300, infer)
+    next(s)
+    s.stop()  # aborts the next window, usually in flight by now
+    fresh = _engine("c4_az", 10_000)
+    fresh.restore(e.snapshot())
+    for _ in range(3):
+        _same(fresh.collect(100, infer), e.collect(100, infer), "alphazero")
