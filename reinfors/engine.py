@@ -323,7 +323,7 @@ class Engine:
                 self._pgen[p] += 1
             rt = self._rt
             if rt is not None:
-                rt.weights_updated(None if player is None else p)
+                rt.publish_generations()  # the runtime shares self._pgen
 
     # -- collection -------------------------------------------------------------------------------
 
@@ -380,9 +380,8 @@ class Engine:
                 width=width,
                 search=search,
                 infer_cache=self._infer_cache,
+                pgen=self._pgen,
             )
-            self._rt.pgen[:] = self._pgen
-            self._rt._write_gens()
         return self._rt
 
     def _validator(self):

@@ -158,10 +158,12 @@ class Runtime:
         width,
         search=None,
         infer_cache=0,
+        pgen=None,
     ):
         """``search``: the tree-search geometry and knobs (the dict of ``engine._search_spec``)
         for the search policies; None for the model-free ones.  ``infer_cache``: entries per
-        cache partition (0 = off)."""
+        cache partition (0 = off).  ``pgen``: the owner's per-player weights generations (an
+        int64 array the runtime reads, never writes; see :meth:`publish_generations`)."""
         self.gdef = gdef
         self.search = search
         self.k = gdef.kernels_for(kernel_family(policy_kind, infer_cache))
@@ -173,7 +175,7 @@ class Runtime:
         # tail, or one search request (a Minimax round can be thousands of rows).
         self.max_rows = max(N, search["max_rows"]) if search is not None else N
         self.infer_cache = infer_cache
-        self.pgen = np.zeros(max(1, N), np.int64)  # weights generation per player (cache partitions)
+        self.pgen = np.zeros(max(1, N), np.int64) if pgen is None else pgen
         self.rec_per_level = N + (search["interior"] if search is not None else 0)
         self._size_routes(n_routes)
         self.n_threads = n_threads
@@ -357,26 +359,19 @@ class Runtime:
         cctl = a["cctl"]
         cctl[:] = 0
         self.cfg[C.CFG_ALIASES] = CAP
-        self._write_gens()
+        self.publish_generations()
 
-    def _write_gens(self) -> None:
-        """Partition generations from the per-player ones: a shared route's partition moves with
-        any player's weights, a per-player route's only with its player's."""
+    def publish_generations(self) -> None:
+        """Write the partition generations the kernels check from ``pgen`` (call after it
+        changed): a shared route's partition moves with any player's weights, a per-player
+        route's only with its player's.  Cached values of an older generation are never served
+        again; gated tickets holding one are demoted."""
         cctl = self._arrays["cctl"]
         if self.n_routes == 1:
             cctl[C.CC_GEN] = int(self.pgen.sum())
         else:
             for p in range(self.n_routes):
                 cctl[C.CC_GEN + 8 * p] = int(self.pgen[p])
-
-    def weights_updated(self, player: int | None) -> None:
-        """Bump the weights generation of ``player`` (None: every player).  Cached values of an
-        older generation are never served again; gated tickets holding one are demoted."""
-        if player is None:
-            self.pgen += 1
-        else:
-            self.pgen[player] += 1
-        self._write_gens()
 
     def cache_counters(self) -> dict:
         """Scheduler-side cache counters since the engine started."""
