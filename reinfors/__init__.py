@@ -27,19 +27,9 @@ from .rewards import Reward
 from .snapshot import EngineSnapshot
 from .stream import CollectStream
 
-__version__ = "0.4.0"
+from ._reinfors import build_info, core_version
 
-
-def core_version() -> str:
-    """The library version (``rf.__version__ == rf.core_version()``)."""
-    return __version__
-
-
-def build_info() -> dict[str, Any]:
-    """Build identity: ``git_sha``, ``git_dirty``, ``git_tag``, ``profile``, ``version``."""
-    from ._buildinfo import build_info as _bi
-
-    return _bi(__version__)
+__version__ = core_version()
 
 
 def make_game(name: str, **kwargs: Any) -> games.GameHandle:

@@ -6,37 +6,55 @@ every name here *is* the public object (``rf.Env is rf._reinfors.Env``).
 
 from __future__ import annotations
 
+from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
+from .chance_modes import ChanceModeHandle
 from .encoders import EncoderHandle
+from .engine import Engine
 from .env import Env, EnvSnapshot
 from .games import GameHandle
+from .learners import LearnerHandle
+from .noise import NoiseHandle
+from .policies import PolicyHandle
 from .rewards import Reward
 from .snapshot import EngineSnapshot
 from .spaces import Box, Discrete
 from .stream import CollectStream
 
 
-def core_version() -> str:
-    from . import core_version as _cv
+VERSION = "0.4.0"
 
-    return _cv()
+
+def core_version() -> str:
+    """The library version (``rf.__version__ == rf.core_version()``)."""
+    return VERSION
 
 
 def build_info() -> dict:
-    from . import build_info as _bi
+    """Build identity: ``git_sha``, ``git_dirty``, ``git_tag``, ``profile``, ``version``."""
+    from ._buildinfo import build_info as _bi
 
-    return _bi()
+    return _bi(VERSION)
 
 
 __all__ = [
+    "AlphaZeroBatch",
     "Box",
+    "ChanceModeHandle",
     "CollectStream",
     "Discrete",
+    "DqnBatch",
     "EncoderHandle",
+    "Engine",
     "EngineSnapshot",
     "Env",
     "EnvSnapshot",
     "GameHandle",
+    "LearnerHandle",
+    "NoiseHandle",
+    "PolicyHandle",
+    "PpoBatch",
     "Reward",
+    "TreeStrapBatch",
     "build_info",
     "core_version",
 ]
