@@ -21,12 +21,14 @@ import numpy as np
 
 from . import _canon
 from . import snapshot as _snapshot
+from ._runtime.notice import compile_notice
 from ._runtime.routes import PVValidator, QValidator, resolve_infer
 from ._runtime.runtime import Runtime
 from ._validate import as_bool, as_float, as_unsigned
 from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
 from .games import GameHandle
 from .jit import engine_codes as C
+from .jit import records as _records
 from .learners import CATALOGUE_COMPAT, PAIRS, LearnerHandle
 from .policies import PolicyHandle
 from .rewards import Reward
@@ -384,6 +386,11 @@ class Engine:
             )
         return self._rt
 
+    def _subject(self) -> str:
+        """What a first compile of this engine builds (for the compile notice)."""
+        d = self._game._def
+        return f"{d.name} with {self._policy.name} + {self._learner.name}"
+
     def _validator(self):
         d = self._game._def
         pol = self._policy
@@ -403,10 +410,39 @@ class Engine:
         if self._held:  # checked before infer, as the original
             raise RuntimeError(_HELD)
         fns = resolve_infer(infer, self._game._def.n_players)
+        self._check_fits("n_records", n_records)
         with self._lock:
             if self._held:  # a stream started while this call waited for the lock
                 raise RuntimeError(_HELD)
             return self._collect(n_records, fns, progress)
+
+    def _record_bytes(self) -> int:
+        """Bytes one record costs at the peak of a collect: its record-pool row (observation,
+        targets, legality, metadata) plus the batch fields built beside it (CSR ids at the
+        worst case of every action legal).  A batch of ``n`` records peaks at about
+        ``n * _record_bytes()`` above the engine's resting memory."""
+        d, pol = self._game._def, self._policy
+        O, A = d.obs_size, d.n_actions
+        H = pol.n_heads if pol.output == "q" else 1
+        dqn = self._learner.name == "dqn"
+        pool = 4 * O * (2 if dqn else 1) + 8 * (C.RM_SIZE + C.RF_SIZE) + 4 * H + A * (2 if dqn else 1)
+        if self._search is not None:
+            pool += 8 * H * A  # r_tgt
+        fields = 8 * 2 + 8 * 5 + (8 * A + 8) * (2 if dqn else 1)
+        return pool + fields
+
+    def _check_fits(self, label: str, n_records: int) -> None:
+        """Refuse, before any work, a record floor whose batch cannot fit in the memory left."""
+        avail = _available_memory()
+        if avail is None:
+            return
+        need = n_records * self._record_bytes()
+        if need > avail:
+            raise MemoryError(
+                f"{label}={n_records} needs about {need / 1e9:.1f} GB for the batch and its record pool "
+                f"({self._record_bytes()} bytes per record), more than the {avail / 1e9:.1f} GB of memory "
+                f"available; collect in smaller windows"
+            )
 
     def _collect(self, n_records, fns, progress):
         """One collect window on the calling thread (``self._lock`` held).  Returns the batch, or
@@ -420,8 +456,13 @@ class Engine:
         if len(fns) > 1 and self._pad:
             raise ValueError("pad supports a single shared infer callback")
         if n_records == 0:
-            return self._build_batch(np.zeros(0, np.int64), tele)
-        rt = self._runtime()
+            return self._empty_batch(tele)
+        first = self._rt is None or not self._rt.warmed
+        if first:
+            with compile_notice(self._subject()):
+                rt = self._runtime()
+        else:
+            rt = self._runtime()
         rt.set_routes(len(fns))
         cache_before = rt.cache_counters()
         validate = self._validator()
@@ -442,7 +483,12 @@ class Engine:
         tele_before = rt["tele"].sum(axis=0).copy()
         rt.error = None
         try:
-            rt.run_window(n_records, fns, validate, tele, tick)
+            if first:
+                with compile_notice(self._subject(), bar):
+                    rt.run_window(n_records, fns, validate, tele, tick)
+                rt.warmed = True
+            else:
+                rt.run_window(n_records, fns, validate, tele, tick)
         except BaseException:
             # A kernel invariant or an interrupt: the runtime cannot be trusted any more.
             self._discard_runtime()
@@ -490,9 +536,7 @@ class Engine:
         order = np.lexsort((eps[:, 0], eps[:, 2])) if n_eps else np.zeros(0, np.int64)
         N = self._game._def.n_players
         tele["episodes"] = [[[float(x) for x in eps[i, 3 : 3 + N]], int(eps[i, 1]), False] for i in order]
-        batch = self._build_batch(rt.emitted(), tele)
-        rt.reset_pool()
-        return batch
+        return self._build_batch(tele)
 
     def _discard_runtime(self) -> None:
         """Drop a runtime whose kernels failed (never after a mere callback error: that window
@@ -502,27 +546,24 @@ class Engine:
             rt.close()
         self._rt = None
 
-    def _build_batch(self, idx, tele):
-        rt = self._rt
-        if rt is None or len(idx) == 0:
-            return self._empty_batch(tele)
-        meta = rt["r_meta"][idx]
-        order = np.lexsort((meta[:, C.RM_SEQ], meta[:, C.RM_SLOT], meta[:, C.RM_LEVEL]))
-        sel = idx[order]
-        meta = meta[order]
-        legal = rt["r_legal"][sel]
-        legal_ids, legal_off = _csr(legal)
+    def _build_batch(self, tele):
+        """The finished window's records as the learner's batch type.  The pool's arrays are
+        handed over in batch order (``Runtime.take_records``): observations and search targets
+        become batch fields without a copy."""
+        r = self._rt.take_records()
+        m = len(r["r_meta"])
+        meta, f = r.pop("r_meta"), r.pop("r_f")
+        legal_ids, legal_off = _records.legal_csr(r.pop("r_legal"), m)
         common = dict(
-            obs=rt["r_obs"][sel],
+            obs=r["r_obs"],
             players=meta[:, C.RM_PLAYER].copy(),
             legal_ids=legal_ids,
             legal_offsets=legal_off,
             telemetry=tele,
         )
-        f = rt["r_f"][sel]
         if self._learner.name == "alphazero":
             return AlphaZeroBatch(
-                policy_targets=rt["r_tgt"][sel],
+                policy_targets=r["r_tgt"],
                 value_targets=f[:, C.RF_Z].copy(),
                 policy_weights=f[:, C.RF_WEIGHT].copy(),
                 **common,
@@ -532,21 +573,21 @@ class Engine:
             common.pop("legal_offsets")
             H = self._policy.n_heads
             return TreeStrapBatch(
-                targets=rt["r_tgt"][sel].reshape(len(sel), H, self._game._def.n_actions),
-                masks=rt["r_mask"][sel],
+                targets=r["r_tgt"].reshape(m, H, self._game._def.n_actions),
+                masks=r["r_mask"],
                 **common,
             )
         if self._learner.name == "dqn":
             flags = meta[:, C.RM_FLAGS]
-            next_ids, next_off = _csr(rt["r_next_legal"][sel])
+            next_ids, next_off = _records.legal_csr(r["r_next_legal"], m)
             return DqnBatch(
                 actions=meta[:, C.RM_ACTION].copy(),
                 rewards=f[:, C.RF_REWARD].copy(),
-                next_obs=rt["r_next_obs"][sel],
+                next_obs=r["r_next_obs"],
                 dones=(flags & 1).astype(bool),
                 can_bootstrap=(flags & 2).astype(bool),
                 discounts=f[:, C.RF_DISCOUNT].copy(),
-                masks=rt["r_mask"][sel],
+                masks=r["r_mask"],
                 next_legal_ids=next_ids,
                 next_legal_offsets=next_off,
                 **common,
@@ -636,6 +677,7 @@ class Engine:
         fns = resolve_infer(infer, self._game._def.n_players)
         if len(fns) > 1 and self._pad:
             raise ValueError("pad supports a single shared infer callback")
+        self._check_fits("collect_size", collect_size)
         with self._lock:  # a collect() running on another thread finishes first
             if self._held:
                 raise RuntimeError(_HELD)
@@ -836,10 +878,16 @@ def _rust_str(s: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _csr(mask: np.ndarray):
-    """Dense ``(M, A)`` uint8 legality → (ids, offsets) CSR (row-major, ascending ids)."""
-    _, ids = np.nonzero(mask)
-    counts = mask.astype(bool).sum(axis=1)
-    offsets = np.zeros(mask.shape[0] + 1, np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    return ids.astype(np.int64), offsets
+def _available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (``MemAvailable``), or None when unknown."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None

@@ -39,6 +39,7 @@ import numpy as np
 
 from reinfors.jit import arena as _arena
 from reinfors.jit import engine_codes as C
+from reinfors.jit import records as _records
 from reinfors.jit import rings
 
 __all__ = ["Runtime", "KernelError", "kernel_family"]
@@ -275,6 +276,7 @@ class Runtime:
         self.levels_done = 0
         self.records_done = 0
         self._helpers: _Helpers | None = None
+        self.warmed = False  # a window ran to its end (every kernel of the window is compiled)
 
     def _tree_arrays(self, G, S, search, n_heads) -> dict:
         """The per-slot search trees (struct of arrays; tiny placeholders without search)."""
@@ -723,10 +725,55 @@ class Runtime:
         if len(ready):
             self.k.push_ready(self.E, ready.astype(np.int64), len(ready))
 
-    def emitted(self) -> np.ndarray:
-        """Indices of the records emitted in the finished window (unordered)."""
+    def take_records(self) -> dict[str, np.ndarray]:
+        """Hand the finished window's records over, in batch order, and keep only the open ones.
+
+        Returns ``{pool array name: [m, ...] array}`` holding the ``m`` emitted records ordered
+        by (decision level, slot, sequence) — the canonical order that makes batches identical
+        at any ``n_threads``.  Every pool array is permuted in place (emitted records first, then
+        the open-trajectory records in pool order) and the emitted prefix is handed out without
+        a copy (the array is shrunk to ``m`` rows); the open records move into fresh pool arrays
+        and the trajectory lists are rewritten, as :meth:`reset_pool` does.  So a large batch
+        costs its own bytes once, not a pool copy beside it.  Only between windows.
+        """
+        a = self._arrays
         n = int(self.ctl[C.C_REC])
-        return np.flatnonzero(self._arrays["r_meta"][:n, C.RM_LEVEL] >= 0)
+        lv = a["r_meta"][:n, C.RM_LEVEL]
+        emitted = np.flatnonzero(lv >= 0)
+        keep = np.flatnonzero(lv < 0)
+        meta = a["r_meta"]
+        order = np.lexsort((meta[emitted, C.RM_SEQ], meta[emitted, C.RM_SLOT], meta[emitted, C.RM_LEVEL]))
+        perm = np.concatenate((emitted[order], keep))
+        m, k = len(emitted), len(keep)
+        del order, emitted, lv
+        seen = np.zeros(n, np.uint8)
+        for name in self.POOL_ARRAYS:
+            if a[name].shape[0] and a[name].shape[1]:
+                _records.permute_rows(a[name], perm, n, seen)
+        # Open trajectories reference only open records: old index -> new index in the fresh pool.
+        inv = np.empty(n, np.int64)
+        inv[perm] = np.arange(n, dtype=np.int64) - m
+        ti, tc = a["traj_idx"], a["traj_cnt"]
+        live = np.arange(ti.shape[2])[None, None, :] < tc[:, :, None]
+        ti[live] = np.maximum(inv[ti[live]], -1)
+        del inv, perm, seen, live
+        out = {}
+        cap = max(k, 64)
+        for name in self.POOL_ARRAYS:
+            old = a[name]
+            if old.shape[0] == 0:  # DQN-only arrays of another learner
+                out[name] = old
+                continue
+            fresh = np.zeros((cap,) + old.shape[1:], old.dtype)
+            fresh[:k] = old[m : m + k]
+            a[name] = fresh
+            out[name] = _shrink_rows(old, m)
+        self.ctl[C.C_REC] = k
+        self.ctl[C.C_EMITTED] = 0
+        self.ctl[C.C_EPISODES] = 0
+        self.ctl[C.C_REC_CAP] = cap
+        self._build_E()
+        return out
 
     def reset_pool(self) -> None:
         """Drop the delivered records; open trajectories move to the front of the pool."""
@@ -880,6 +927,15 @@ class Runtime:
         self._build_E()
         if self.infer_cache:
             self.k.cache_clear(self.E)  # snapshots never carry the cache: start it empty
+
+
+def _shrink_rows(arr: np.ndarray, m: int) -> np.ndarray:
+    """The first ``m`` rows of ``arr`` as an array of their own: shrunk in place (the tail's
+    memory is released, no copy) when ``arr`` owns its buffer, else copied."""
+    if arr.flags.owndata and arr.base is None and arr.flags.c_contiguous:
+        arr.resize((m,) + arr.shape[1:], refcheck=False)
+        return arr
+    return arr[:m].copy()
 
 
 def _trim(out, n, cap):
