@@ -208,29 +208,6 @@ class _Closing:
     deadline: float | None
 
 
-class _Progress:
-    """A one-line text progress bar on stderr (finished games / total)."""
-
-    def __init__(self, total: int, stream: Any) -> None:
-        self.total, self.stream, self.start, self.last = total, stream, monotonic(), -1.0
-
-    def update(self, done: int, force: bool = False) -> None:
-        now = monotonic()
-        if not force and now - self.last < 0.2:
-            return
-        self.last = now
-        width = 30
-        fill = width * done // self.total
-        rate = done / max(now - self.start, 1e-9)
-        self.stream.write(f"\rarena [{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} games {rate:.1f}/s")
-        self.stream.flush()
-
-    def close(self, done: int) -> None:
-        self.update(done, force=True)
-        self.stream.write("\n")
-        self.stream.flush()
-
-
 class Arena:
     """Paired, batched evaluation of two contestants (see the module docstring).
 
@@ -281,24 +258,31 @@ class Arena:
     def play(self, n_games: int, *, progress: bool | None = None) -> ArenaResult:
         """Play ``n_games`` games (an even number ≥ 2) and return them as an :class:`ArenaResult`.
 
-        ``progress`` draws a text progress bar on stderr; the default (None) draws it only when
-        stderr is a terminal and the match has at least 100 games.
+        ``progress=True`` shows a tqdm bar of finished games; the default (None) shows it for a
+        long match (100 games or more) when stderr is a terminal.
         """
         if n_games < 2 or n_games % 2 != 0:
             raise ValueError("n_games must be even (openings are played from both seats)")
         if progress is None:
             progress = n_games >= 100 and bool(getattr(sys.stderr, "isatty", lambda: False)())
-        run = _Run(self, n_games, _Progress(n_games, sys.stderr) if progress else None)
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=n_games, unit="game", desc="arena", mininterval=0.25)
+        run = _Run(self, n_games, bar)
         try:
             return run.play()
         finally:
             run.shutdown()
+            if bar is not None:
+                bar.close()
 
 
 class _Run:
     """The state of one :meth:`Arena.play` call."""
 
-    def __init__(self, arena: Arena, n_games: int, bar: _Progress | None) -> None:
+    def __init__(self, arena: Arena, n_games: int, bar: Any) -> None:
         self.a = arena
         self.n_games = n_games
         self.bar = bar
@@ -340,8 +324,6 @@ class _Run:
                     self._choose_round(ci, ready[ci])
                 continue
             self._wait_external()
-        if self.bar is not None:
-            self.bar.close(len(self.done))
         self.done.sort(key=lambda r: r.game_id)
         return ArenaResult(games=self.done)
 
@@ -419,7 +401,7 @@ class _Run:
             by_contestant[g.seats[seat]] = p
         self.done.append(GameResult(g.game_id, g.opening_id, g.seats, tuple(by_contestant), g.env.ticks, g.actions))
         if self.bar is not None:
-            self.bar.update(len(self.done))
+            self.bar.update(1)  # tqdm rate-limits the redraws
         if g.agent is None:
             return
         # queue close() behind the pending notifications now; the worker is reclaimed once it
