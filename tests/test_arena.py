@@ -311,3 +311,41 @@ def test_batch_delay_with_external_is_accepted():
     log: list[Bot] = []
     res = rf.Arena(GAME, REWARD, [MCTS, External(lambda: Bot(log))], n_slots=2, batch_delay=0.001).play(2)
     assert len(res.games) == 2 and all(b.closed == 1 for b in log)
+
+
+def _two_agent_sequential(name):
+    env = rf.Env(rf.games.make(name))
+    return env.num_agents() == 2 and len(env.active_agents()) == 1
+
+
+@pytest.mark.parametrize("name", [n for n in rf.games.registered() if _two_agent_sequential(n)])
+def test_every_two_agent_sequential_game_plays(name):
+    """Generic over the game contract: a zero-search contestant against an external random
+    agent, with random openings, on every registered 2-agent sequential game."""
+    game = rf.games.make(name)
+    n_actions = game.action_space().n
+
+    def q(obs):
+        return np.zeros((obs.shape[0], 1, n_actions), np.float32)
+
+    class Random:
+        def __init__(self):
+            self.rng = np.random.default_rng(0)
+
+        def act(self, view):
+            return int(self.rng.choice(view.legal_actions))
+
+    start = RandomStartingMoves(1)
+    arena = rf.Arena(game, rf.Reward(), [(rf.policies.EpsilonGreedyQ(epsilon=0.5), q, 1.0), External(Random)], start=start)
+    res = arena.play(4)
+    for g in res.games:
+        env = rf.Env(game, rf.Reward())
+        snap, opening = start.generate(game, rf.Reward(), _mix64(0, g.opening_id, 2))
+        env.restore(snap)
+        assert g.actions[:1] == opening
+        pay = [0.0, 0.0]
+        for a in g.actions[1:]:
+            env.step({env.active_agents()[0]: a})
+            pay = [p + r for p, r in zip(pay, env.rewards, strict=True)]
+        assert env.done() and g.length == env.ticks == len(g.actions)
+        assert g.payoffs == tuple(pay[g.seats.index(c)] for c in range(2))
