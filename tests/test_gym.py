@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -193,3 +194,76 @@ def test_missing_packages_name_the_extra(monkeypatch, module, fn):
     monkeypatch.setitem(sys.modules, module, None)
     with pytest.raises(ImportError, match=r"reinfors.gym needs `.+`; .*`pip install reinfors\[gym\]`"):
         getattr(gym, fn)(rf.games.GridWorld())
+
+
+# -- against the original ------------------------------------------------------------------------
+
+TRACE = r'''
+import hashlib
+import numpy as np
+
+
+def run(rf):
+    from reinfors import gym
+
+    def h(x):
+        return hashlib.sha256(np.ascontiguousarray(x).tobytes()).hexdigest()[:16]
+
+    out = {}
+    env = gym.make(rf.games.GridWorld(size=4), rf.Reward(step=-0.5, goal=2.0), max_episode_steps=7, seed=1)
+    obs, _ = env.reset(seed=3)
+    trace = [h(obs)]
+    for t in range(20):
+        obs, r, te, tr, info = env.step(t % 4)
+        trace.append([h(obs), r, te, tr])
+        if te or tr:
+            obs, _ = env.reset()
+            trace.append(h(obs))
+    out["gridworld"] = trace
+    for name, game in (("connect4", rf.games.Connect4()), ("kuhn", rf.games.KuhnPoker())):
+        env = gym.make(game, max_episode_steps=30)
+        env.reset(seed=5)
+        trace = []
+        for agent in env.agent_iter(max_iter=60):
+            obs, r, te, tr, info = env.last()
+            trace.append([agent, h(obs["observation"]), obs["action_mask"].tolist(), r, te, tr])
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(None if te or tr else int(legal[len(trace) % len(legal)]))
+        out[name] = trace
+    env = gym.make(rf.games.Snake(grid_size=8), rf.Reward(food=1.0), max_episode_steps=25)
+    obs, infos = env.reset(seed=2)
+    trace = [[sorted((a, h(o)) for a, o in obs.items()), sorted((a, i["action_mask"].tolist()) for a, i in infos.items())]]
+    while env.agents:
+        obs, r, te, tr, infos = env.step({a: (i + len(trace)) % 3 for i, a in enumerate(env.agents)})
+        trace.append([sorted((a, h(o)) for a, o in obs.items()), sorted(r.items()), sorted(te.items()),
+                      sorted(tr.items()), sorted((a, i["action_mask"].tolist()) for a, i in infos.items())])
+    out["snake"] = trace
+    return out
+'''
+
+
+@pytest.mark.differential
+def test_adapter_episodes_equal_the_original():
+    import json
+    import subprocess
+
+    from tests.differential.harness import require_orig
+
+    py = require_orig()
+    # the side venv has no gymnasium/pettingzoo: lend it this venv's copies, searched LAST so its
+    # own reinfors and numpy still win
+    lend = str(Path(gymnasium.__file__).resolve().parents[1])
+    script = (
+        f"import sys\nsys.path.append({lend!r})\n"
+        + TRACE
+        + "\nimport json, reinfors\nassert reinfors._reinfors.__file__.endswith('.so')\nprint(json.dumps(run(reinfors)))\n"
+    )
+    out = subprocess.run([py, "-I", "-c", script], capture_output=True, text=True, timeout=600, cwd="/")
+    assert out.returncode == 0, out.stderr[-3000:]
+    theirs = json.loads(out.stdout)
+    scope: dict = {}
+    exec(TRACE, scope)  # noqa: S102 - the shared trace source
+    ours = json.loads(json.dumps(scope["run"](rf)))
+    assert ours.keys() == theirs.keys()
+    for name in theirs:
+        assert ours[name] == theirs[name], name
