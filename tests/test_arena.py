@@ -349,3 +349,12 @@ def test_every_two_agent_sequential_game_plays(name):
             pay = [p + r for p, r in zip(pay, env.rewards, strict=True)]
         assert env.done() and g.length == env.ticks == len(g.actions)
         assert g.payoffs == tuple(pay[g.seats.index(c)] for c in range(2))
+
+
+def test_public_surface():
+    assert rf.Arena is rf.arena.Arena and rf.starts.RandomStartingMoves is RandomStartingMoves
+    for name in ("Arena", "arena", "gym", "starts"):
+        assert name in rf.__all__ and hasattr(rf, name)
+    assert sorted(rf.arena.__all__) == ["Arena", "ArenaResult", "External", "GameResult", "View"]
+    assert sorted(rf.gym.__all__) == ["aec_env", "gymnasium_env", "make", "parallel_env"]
+    assert rf.Arena.__module__ == "reinfors.arena" and GameResult.__module__ == "reinfors.arena"
