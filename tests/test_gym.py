@@ -79,6 +79,29 @@ def test_ecosystem_checkers_pass(name):
             api_test(env, num_cycles=300, verbose_progress=False)
 
 
+@pytest.mark.parametrize(
+    ("ctor", "kwargs", "limit"),
+    [
+        ("KuhnPoker", {"players": 4}, None),
+        ("Snake", {"num_snakes": 4, "grid_size": 10}, None),
+        ("Snake", {}, 5),
+        ("Connect4", {}, 5),
+        ("GridWorld", {"size": 3}, 2),
+    ],
+)
+def test_ecosystem_checkers_pass_on_variants(ctor, kwargs, limit):
+    """More players and early time limits (truncation paths) pass the checkers too."""
+    env = gym.make(getattr(rf.games, ctor)(**kwargs), max_episode_steps=limit)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if isinstance(env, gymnasium.Env):
+            check_env(env, skip_render_check=True)
+        elif isinstance(env, pettingzoo.ParallelEnv):
+            parallel_api_test(env, num_cycles=300)
+        else:
+            api_test(env, num_cycles=300, verbose_progress=False)
+
+
 def test_withheld_game_is_refused():
     class Fake:
         name = "car_racing"
