@@ -3,7 +3,8 @@
 ``CASES`` is run unchanged by both builds (in the original's interpreter through ``-I -c``, here
 in-process): Connect4 matches between Minimax and greedy Mcts contestants, with a zero callback and
 with an elementwise (hence bit-reproducible) row-dependent callback; openings of
-``RandomStartingMoves`` in a deterministic and in a chance game; and the validation messages.  Same
+``RandomStartingMoves`` in a deterministic and in a chance game; a deterministic ``External`` agent
+(its views and notifications too); and the validation messages.  Same
 seed: the same games action for action, the same payoffs and the same statistics.  A contestant
 that samples (Mcts ``temperature > 0``) differs, because this build's ``choose`` does not have the
 original's per-env RNG stream (xfail below).
@@ -64,6 +65,25 @@ def run(rf):
     sampled = (rf.policies.Mcts(num_simulations=16, temperature=1.0), planes, 1.0)
     res = rf.Arena(game, reward, [sampled, minimax], n_slots=3, seed=11).play(6)
     out["sampled_mcts_vs_minimax"] = {"games": games(res), **stats(res)}
+
+    class Centre:  # deterministic, so the games do not depend on thread timing
+        log = []
+
+        def __init__(self):
+            self.heard, self.views = [], []
+            Centre.log.append(self)
+
+        def act(self, view):
+            self.views.append([view.agent, view.ticks, view.legal_actions, view.obs.tolist()])
+            return min(view.legal_actions, key=lambda c: (abs(c - 3), c))
+
+        def on_action(self, action):
+            self.heard.append(action)
+
+    ext = External(Centre, workers=2, timeout=60.0)
+    res = rf.Arena(game, reward, [minimax, ext], n_slots=4, start=RandomStartingMoves(2), seed=3).play(6)
+    out["external"] = {"games": games(res), **stats(res),
+                       "agents": sorted([a.heard, a.views] for a in Centre.log)}
 
     kuhn = rf.games.KuhnPoker()
     openings = {}
@@ -131,12 +151,14 @@ def both():
     return _ours(), theirs
 
 
-@pytest.mark.parametrize("case", ["minimax_vs_mcts", "planes_mcts_vs_minimax", "wide_slots_max_seed"])
+@pytest.mark.parametrize("case", ["minimax_vs_mcts", "planes_mcts_vs_minimax", "wide_slots_max_seed", "external"])
 def test_arena_games_and_payoffs_equal_the_original(both, case):
     ours, theirs = both
     assert ours[case]["games"] == theirs[case]["games"]
     assert ours[case]["payoff"] == theirs[case]["payoff"]
     assert ours[case]["seats"] == theirs[case]["seats"]
+    if case == "external":  # what every agent was shown and told, opening replay included
+        assert ours[case]["agents"] == theirs[case]["agents"]
 
 
 @pytest.mark.xfail(
