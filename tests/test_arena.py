@@ -358,3 +358,18 @@ def test_public_surface():
     assert sorted(rf.arena.__all__) == ["Arena", "ArenaResult", "External", "GameResult", "View"]
     assert sorted(rf.gym.__all__) == ["aec_env", "gymnasium_env", "make", "parallel_env"]
     assert rf.Arena.__module__ == "reinfors.arena" and GameResult.__module__ == "reinfors.arena"
+
+
+@pytest.mark.parametrize("name", rf.games.registered())
+def test_arena_acceptance_agrees_with_the_catalogue(name):
+    """Arena takes exactly the games the catalogue lists as 2-player (default count) sequential."""
+    from reinfors import catalog
+
+    info = catalog.GAMES[name]
+    expected = info.players.partition("-")[0] == "2" and info.dynamics == "Sequential"
+    try:
+        rf.Arena(rf.games.make(name), rf.Reward(), [MINIMAX, MCTS])
+    except ValueError as e:
+        assert not expected and str(e) == "Arena v1 plays 2-agent sequential games", (name, e)
+    else:
+        assert expected, name
