@@ -63,6 +63,8 @@ def registered_learners() -> list[str]:
 
 
 from . import _reinfors, testing  # noqa: E402  (alias module and conformance helpers)
+from . import arena, gym, starts  # noqa: E402  (Arena, openings, Gymnasium/PettingZoo adapters)
+from .arena import Arena  # noqa: E402
 
 __all__ = [
     "AlphaZeroBatch",
@@ -94,4 +96,8 @@ __all__ = [
     "registered_games",
     "spaces",
     "testing",
+    "Arena",
+    "arena",
+    "gym",
+    "starts",
 ]

@@ -84,3 +84,10 @@ def test_checkpointing_example_resumes_record_exactly(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "identical to the uninterrupted run: True" in out.stdout
     assert (tmp_path / "engine.snap").stat().st_size > 0 and (tmp_path / "replay.npz").exists()
+
+
+def test_eval_arena_example_runs():
+    out = _run_example("eval_arena.py", "--games", "4", "--slots", "4", "--depth", "2", "--sims", "16")
+    assert out.returncode == 0, out.stderr
+    assert "match 1: 4 games" in out.stdout and "match 2: 4 games" in out.stdout
+    assert out.stdout.count("payoff ") == 2 and "± " in out.stdout
