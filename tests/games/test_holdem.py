@@ -385,3 +385,81 @@ def test_engine_ppo_and_dqn_collect():
 def test_search_policies_refused_as_clairvoyant(policy, learner):
     with pytest.raises(ValueError, match="searches the true state and would be clairvoyant"):
         rf.Engine(rf.games.TexasHoldem(), None, policy, learner, 4)
+
+
+# ---------------------------------------------------------------------------------------------
+# Oracle: OpenSpiel universal_poker with the same fixed-limit rules
+# ---------------------------------------------------------------------------------------------
+
+
+def _universal_poker(pyspiel, n, stack):
+    """universal_poker configured as the original's betting: ACPC seat 0 is the seat left of
+    the button (heads-up: the big blind), raises of 1 / 1 / 2 / 2 big blinds, 3 raises preflop
+    on top of the blind and 4 postflop; ``stack`` deep enough that no all-in happens (ACPC
+    limit games do not model stacks)."""
+    blind = "10 5" if n == 2 else " ".join(["5", "10"] + ["0"] * (n - 2))
+    first = "2 1 1 1" if n == 2 else "3 1 1 1"
+    return pyspiel.load_game(
+        "universal_poker",
+        {
+            "betting": "limit",
+            "numPlayers": n,
+            "numRounds": 4,
+            "blind": blind,
+            "raiseSize": "10 10 20 20",
+            "firstPlayer": first,
+            "maxRaises": "3 4 4 4",
+            "numSuits": 4,
+            "numRanks": 13,
+            "numHoleCards": 2,
+            "numBoardCards": "0 3 1 1",
+            "stack": " ".join([str(stack)] * n),
+        },
+    )
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_legal_actions_and_payoffs_equal_openspiel_universal_poker(n):
+    pyspiel = pytest.importorskip("pyspiel")
+    stack = 2000
+    oracle = _universal_poker(pyspiel, n, stack)
+    env = rf.Env(rf.games.TexasHoldem(num_players=n, stack=stack), seed=n)
+    rs = np.random.default_rng(100 + n)
+    showdowns = 0
+    for _ in range(150):
+        s = env.state()
+        b = s["button"]
+        seat_of = [(p + b + 1) % n for p in range(n)]  # ACPC seat p -> our seat
+        acpc_of = {seat_of[p]: p for p in range(n)}
+        st = oracle.new_initial_state()
+        for p in range(n):
+            for c in s["hole"][seat_of[p]]:
+                st.apply_action(int(c))
+        dealt = 0
+        while not env.done():
+            board = env.state()["board"]
+            while st.is_chance_node():
+                st.apply_action(int(board[dealt]))
+                dealt += 1
+            a = env.active_agents()[0]
+            assert st.current_player() == acpc_of[a]
+            legal = env.legal_actions(a)
+            assert sorted(st.legal_actions()) == legal
+            x = int(rs.choice(legal, p=None if len(legal) == 1 else [0.15] + [0.85 / (len(legal) - 1)] * (len(legal) - 1)))
+            events = env.step({a: x})
+            st.apply_action(x)
+        board = env.state()["board"]
+        while st.is_chance_node():  # a showdown after the last street was already dealt
+            st.apply_action(int(board[dealt]))
+            dealt += 1
+        assert st.is_terminal()
+        theirs = st.returns()
+        ours = [d for _, d in events]
+        for seat in range(n):
+            # ACPC splits a tied pot into fractions; the original gives odd chips left of the button
+            assert abs(ours[seat] - theirs[acpc_of[seat]]) < 1.0, (s, ours, theirs)
+            if float(theirs[acpc_of[seat]]).is_integer():
+                assert ours[seat] == theirs[acpc_of[seat]]
+        showdowns += len(board) == 5
+        env.reset()
+    assert showdowns > 10
