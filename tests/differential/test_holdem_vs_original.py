@@ -161,3 +161,54 @@ def test_env_errors_match(kwargs, calls):
             args = [{int(k): v for k, v in args[0].items()}]
         ours.append(outcome(lambda m=method, a=args: getattr(env, m)(*a)))
     compare_outcomes(ours, theirs, [f"{m}{a}" for m, a in calls])
+
+
+# -- engine: DQN episodes and PPO decisions equal 0.4.0's (the engine's per-slot deal streams) ----
+
+
+def _engine_spec(policy, learner, lk, fields, ek):
+    return {
+        "mode": "engine",
+        "ctor": "TexasHoldem",
+        "kwargs": {"num_players": 3, "stack": 40},
+        "reward": {"scale": 0.1},
+        "policy": policy,
+        "policy_kwargs": {"epsilon": 0.4} if policy == "EpsilonGreedyQ" else {},
+        "learner": learner,
+        "learner_kwargs": lk,
+        "engine": dict(ek, n_threads=1),
+        "fields": fields,
+        "cb_seed": 3,
+    }
+
+
+def test_engine_dqn_episodes_match_the_original():
+    from .test_engine_vs_original import DQN_FIELDS, _decode, _dqn_episodes, _ours
+
+    ek = {"n_games": 4, "seed": 3}
+    spec = _engine_spec("EpsilonGreedyQ", "Dqn", {"n_step": 2, "gamma": 0.9}, DQN_FIELDS, ek)
+    theirs_raw = run_orig(dict(spec, collects=5, floor=80))
+    theirs = _dqn_episodes([{"fields": _decode(b["fields"]), "episodes": b["episodes"]} for b in theirs_raw])
+    ours = _dqn_episodes(_ours(dict(spec, engine=dict(ek)), 2, 80))
+    assert sum(ours.values()) >= 5
+    missing = ours - theirs
+    assert not missing, f"{sum(missing.values())} of {sum(ours.values())} episodes differ from the original"
+
+
+def test_engine_ppo_decisions_match_the_original():
+    import collections
+
+    from .test_engine_vs_original import PPO_FIELDS, _decode, _ours, _rows
+
+    ek = {"n_games": 4, "seed": 2}
+    spec = _engine_spec("Ppo", "Ppo", {"gamma": 0.97, "lam": 0.9}, PPO_FIELDS, ek)
+    theirs = collections.Counter()
+    for b in run_orig(dict(spec, collects=5, floor=60)):
+        f = _decode(b["fields"])
+        theirs.update(_rows(f, i, PPO_FIELDS) for i in range(len(f["actions"])))
+    ours = collections.Counter()
+    for b in _ours(dict(spec, engine=dict(ek)), 2, 60):
+        f = b["fields"]
+        ours.update(_rows(f, i, PPO_FIELDS) for i in range(len(f["actions"])))
+    assert sum(ours.values()) >= 100
+    assert not (ours - theirs)
