@@ -336,6 +336,39 @@ def test_snapshot_roundtrip_and_rejected_payloads():
     assert env.state() == want
 
 
+def _patched(snap, size, edits):
+    blob = bytearray(snap.to_bytes())
+    start = len(blob) - 8 * size
+    row = np.frombuffer(bytes(blob[start:]), "<i8").copy()
+    for word, value in edits:
+        row[word] = value
+    blob[start:] = row.tobytes()
+    return rf.EnvSnapshot.from_bytes(bytes(blob))
+
+
+def test_restore_rejects_inconsistent_rows():
+    env = rf.Env(rf.games.TexasHoldem(num_players=3), seed=2)
+    snap = env.snapshot()
+    size = env._def.state_size
+    hole = T._offsets(3)[0]
+    row = env._state
+    cases = [
+        ([(T.DEAL, 2)], "the deal must be complete"),
+        ([(T.SETTLE, 1)], "a pending run-out settlement is transient"),
+        ([(T.BOARDN, 3)], "3 board cards disagree with street 0"),
+        ([(hole + 2, int(row[hole])), (hole + 3, 51 if row[hole] != 51 else 50)], "cards must be distinct"),
+        ([(hole, int(row[hole + 1])), (hole + 1, int(row[hole]))], "hole cards must be stored in ascending order"),
+        ([(T.RAISES, 5)], "raise counter / seat to act out of range"),
+        ([(T.OVER, 1)], "hand end disagrees with envelope done false"),
+    ]
+    want = env.state()
+    for edits, message in cases:
+        with pytest.raises(ValueError, match="invalid snapshot state: " + message):
+            env.restore(_patched(snap, size, edits))
+        assert env.state() == want
+    env.restore(_patched(snap, size, []))
+
+
 @pytest.mark.parametrize("n", [2, 3, 6, 9])
 def test_check_game(n):
     stats = rf.testing.check_game(rf.games.TexasHoldem(num_players=n, stack=40), episodes=12)
