@@ -107,7 +107,8 @@ def test_every_category(text, cat):
 
 def test_kicker_and_tie_details():
     # the wheel loses to a six-high straight; the best five of a three-pair hand keep the ace kicker
-    wheel, six = _eval([[_c(t) for t in "Ad 2c 3h 4s 5d Kd Qh".split()], [_c(t) for t in "6d 2c 3h 4s 5d Kd Qh".split()]], 7)
+    hands = ["Ad 2c 3h 4s 5d Kd Qh", "6d 2c 3h 4s 5d Kd Qh"]
+    wheel, six = _eval([[_c(t) for t in h.split()] for h in hands], 7)
     assert six > wheel
     a, b = _eval([[_c(t) for t in "7d 7c 5h 5s 3d 3c Ah".split()], [_c(t) for t in "7h 7s 5d 5c 3h 3s Kh".split()]], 7)
     assert a > b
@@ -478,7 +479,8 @@ def test_legal_actions_and_payoffs_equal_openspiel_universal_poker(n):
             assert st.current_player() == acpc_of[a]
             legal = env.legal_actions(a)
             assert sorted(st.legal_actions()) == legal
-            x = int(rs.choice(legal, p=None if len(legal) == 1 else [0.15] + [0.85 / (len(legal) - 1)] * (len(legal) - 1)))
+            weights = [0.15] + [0.85 / (len(legal) - 1)] * (len(legal) - 1) if len(legal) > 1 else None
+            x = int(rs.choice(legal, p=weights))  # the first legal action (fold when legal) rarer: more showdowns
             events = env.step({a: x})
             st.apply_action(x)
         board = env.state()["board"]
