@@ -5,8 +5,8 @@ without importing (or compiling) any kernel.  The records and texts are those of
 ``reinfors.catalog``, restricted to what this build registers:
 
 * ``GAMES`` lists only the games this build implements (``rf.games.registered()``: connect4,
-  gridworld, kuhn_poker, snake).  The original's other entries (backgammon, car_racing, chess,
-  leduc_poker, texas_holdem) are left out because those games do not exist here.
+  gridworld, kuhn_poker, snake, texas_holdem).  The original's other entries (backgammon,
+  car_racing, chess, leduc_poker) are left out because those games do not exist here.
 * ``ENCODER_INFO`` / ``ENCODERS`` likewise list only this build's encoders (one default encoder
   per game above).
 * ``ALGORITHMS`` is the original's full table, because ``GameInfo.algorithms`` refers to its keys.
@@ -163,6 +163,20 @@ GAMES: dict[str, GameInfo] = {
         algorithms=_ONE_PLAYER_ALGORITHMS,  # same list: no Minimax (not two-player sequential)
         summary="Simultaneous multiplayer game with dynamic bodies and explicit respawn chance.",
     ),
+    "texas_holdem": GameInfo(
+        label="Texas Hold'em",
+        players="2-9",
+        dynamics="Sequential",
+        chance="Deal and board",
+        information="Imperfect",
+        actions="Fold / call / raise",
+        observation="Egocentric fixed CHW tensor",
+        reward_keys=(("scale", 1.0),),
+        adapters="PettingZoo AEC",
+        reached_state_starts=False,
+        algorithms=("dqn", "external_mccfr", "deep_cfr", "ppo"),
+        summary="Multiway no-limit-style poker surface with all-ins, side pots and chance runouts.",
+    ),
 }
 
 
@@ -196,6 +210,13 @@ ENCODER_INFO: dict[str, EncoderInfo] = {
         shape="(2, size, size); (2, 5, 5) by default",
         constructor="rf.encoders.GridWorld()",
         summary="Agent-position and goal planes.",
+    ),
+    "texas_holdem": EncoderInfo(
+        label="TexasHoldem",
+        game="Texas Hold'em",
+        shape="(2 * num_players + 19, 4, 13); (31, 4, 13) by default",
+        constructor="rf.encoders.TexasHoldem()",
+        summary="Player-relative cards, betting state, stacks, and positions.",
     ),
 }
 

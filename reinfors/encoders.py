@@ -14,6 +14,7 @@ from ._registry import registry
 from ._validate import as_unsigned
 
 __all__ = ["EncoderHandle", "Connect4", "GridWorld", "Snake", "KuhnPoker", "make", "registered"]
+__all__ += ["TexasHoldem"]
 
 _CATALOGUE_ENCODERS = "https://jeepjeepjeep.github.io/reinfors/catalogue/games/#observation-encoders"
 
@@ -23,6 +24,7 @@ _BUILTIN = {
     "gridworld": ("gridworld", "reinfors.jit.games.gridworld"),
     "snake": ("snake", "reinfors.jit.games.snake"),
     "kuhn_poker": ("kuhn_poker", "reinfors.jit.games.kuhn_poker"),
+    "texas_holdem": ("texas_holdem", "reinfors.jit.games.texas_holdem"),
 }
 
 
@@ -100,6 +102,11 @@ class EncoderHandle:
         """Kuhn poker vector ``(3 * players, 1, 1)``."""
         return _builtin("kuhn_poker")
 
+    @staticmethod
+    def TexasHoldem() -> EncoderHandle:
+        """Texas Hold'em planes ``(2 * num_players + 19, 4, 13)``."""
+        return _builtin("texas_holdem")
+
 
 def _builtin(name: str) -> EncoderHandle:
     game, module = _BUILTIN[name]
@@ -110,8 +117,10 @@ Connect4 = EncoderHandle.Connect4
 GridWorld = EncoderHandle.GridWorld
 Snake = EncoderHandle.Snake
 KuhnPoker = EncoderHandle.KuhnPoker
+TexasHoldem = EncoderHandle.TexasHoldem
 
 _REGISTRY = {"connect4": Connect4, "gridworld": GridWorld, "snake": Snake, "kuhn_poker": KuhnPoker}
+_REGISTRY["texas_holdem"] = TexasHoldem
 
 
 registered, make = registry("encoder", _REGISTRY)

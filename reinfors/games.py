@@ -28,6 +28,7 @@ __all__ = [
     "GridWorld",
     "Snake",
     "KuhnPoker",
+    "TexasHoldem",
     "from_module",
     "custom",
     "make",
@@ -40,6 +41,7 @@ _GAME_INFO = {
     "gridworld": ("reinfors.jit.games.gridworld", 4),
     "kuhn_poker": ("reinfors.jit.games.kuhn_poker", 2),
     "snake": ("reinfors.jit.games.snake", 3),
+    "texas_holdem": ("reinfors.jit.games.texas_holdem", 3),
 }
 
 
@@ -132,6 +134,19 @@ class GameHandle:
         deal, 2 actions (pass/bet), obs ``(3 * players, 1, 1)``."""
         return _builtin("kuhn_poker", encoder, players=players)
 
+    @staticmethod
+    def TexasHoldem(num_players=6, stack=200, small_blind=5, big_blind=10, encoder=None) -> GameHandle:
+        """Fixed-limit Texas Hold'em (2-9 players): chance deal and board, 3 actions
+        (fold/call/raise), all-ins and side pots, obs ``(2 * num_players + 19, 4, 13)``."""
+        return _builtin(
+            "texas_holdem",
+            encoder,
+            num_players=num_players,
+            stack=stack,
+            small_blind=small_blind,
+            big_blind=big_blind,
+        )
+
 
 def _encoder_for(game_name: str, module, encoder) -> EncoderHandle:
     if encoder is None:
@@ -157,8 +172,10 @@ Connect4 = GameHandle.Connect4
 GridWorld = GameHandle.GridWorld
 Snake = GameHandle.Snake
 KuhnPoker = GameHandle.KuhnPoker
+TexasHoldem = GameHandle.TexasHoldem
 
 _REGISTRY = {"connect4": Connect4, "gridworld": GridWorld, "kuhn_poker": KuhnPoker, "snake": Snake}
+_REGISTRY["texas_holdem"] = TexasHoldem
 
 
 registered, make = registry("game", _REGISTRY)

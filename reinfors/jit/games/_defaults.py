@@ -30,3 +30,15 @@ def apply_chance(params, state, outcome):
 def info_key(params, state, agent, out):
     """Perfect-information games declare no information states: length -1."""
     return -1
+
+
+@kernel
+def settle(params, state, amounts):
+    """No tick is decided by chance after the step: nothing to settle."""
+    return False
+
+
+@kernel
+def chance_uniform(params, state):
+    """Unknown shape: the runtime asks ``chance_outcomes`` for the fan (0)."""
+    return 0
