@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import catalog, chance_modes, encoders, games, learners, noise, policies, spaces
+from . import solvers
 from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
 from .config import engine_from_config
 from .engine import Engine
@@ -102,6 +103,7 @@ __all__ = [
     "games",
     "make_game",
     "registered_games",
+    "solvers",
     "spaces",
     "testing",
 ]

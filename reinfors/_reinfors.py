@@ -11,6 +11,7 @@ from .env import Env, EnvSnapshot
 from .games import GameHandle
 from .rewards import Reward
 from .snapshot import EngineSnapshot
+from .solvers import Cfr
 from .spaces import Box, Discrete
 from .stream import CollectStream
 
@@ -29,6 +30,7 @@ def build_info() -> dict:
 
 __all__ = [
     "Box",
+    "Cfr",
     "CollectStream",
     "Discrete",
     "EncoderHandle",
