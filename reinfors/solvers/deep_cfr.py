@@ -38,6 +38,8 @@ __all__ = ["DeepCfr"]
 _CATALOGUE = "https://jeepjeepjeep.github.io/reinfors/catalogue/compatibility/"
 _RNG_MIX = 0xDEE9CF5EED0F5EED  # traversal streams: derive(seed ^ this, traversal index, player)
 _CHUNK = 8192  # traversals run in lock-step per group (bounds the per-traversal scratch)
+_DEPTH0 = 8  # initial traverser-frame depth (grows on demand)
+_CAP0 = 64  # initial sample / table capacity floor (grows on demand)
 _MAX_TREE_DEPTH = 512
 
 _G_ROLES = (
@@ -133,7 +135,7 @@ class _Buffers:
         A, S, O, P = gdef.n_actions, gdef.state_size, gdef.obs_size, gdef.n_players
         K = max(int(gdef.max_info_key), 1)
         self.A, self.S, self.O, self.P, self.K = A, S, O, P, K
-        cap_e = 64
+        cap_e = _CAP0
         while cap_e < 4 * t:
             cap_e *= 2
         self.e_table = np.full(2 * cap_e, -1, np.int64)
@@ -141,13 +143,13 @@ class _Buffers:
         self.e_len = np.zeros(cap_e, np.int64)
         self.e_out = np.zeros((cap_e, A), np.float64)
         self.e_ready = np.zeros(cap_e, np.uint8)
-        na = max(64, 4 * t)
+        na = max(_CAP0, 4 * t)
         self.adv_obs = np.zeros((na, O), np.float32)
         self.adv_iter = np.zeros(na, np.int64)
         self.adv_off = np.zeros(na + 1, np.int64)
         self.adv_ids = np.zeros(na * A, np.int64)
         self.adv_targets = np.zeros(na * A, np.float64)
-        ns = max(64, 8 * t)
+        ns = max(_CAP0, 8 * t)
         self.st_obs = np.zeros((ns, O), np.float32)
         self.st_iter = np.zeros(ns, np.int64)
         self.st_player = np.zeros(ns, np.int64)
@@ -307,7 +309,7 @@ class DeepCfr:
         k = self._k
         weights = np.asarray(d.reward_defaults, np.float64)
         first = min(traversals, _CHUNK)
-        buf = _Buffers(d, first, 8)
+        buf = _Buffers(d, first, _DEPTH0)
         tel = {"infer_calls": 0, "infer_rows": 0, "infer_seconds": 0.0}
         done = 0
         while done < traversals:

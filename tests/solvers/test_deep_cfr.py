@@ -409,3 +409,31 @@ def _env_at(game, os_state):
             continue
         env.step({env.active_agents()[0]: a})
     return env
+
+
+def test_growth_and_chunking_do_not_change_the_samples(monkeypatch):
+    """Tiny initial buffers (every NEED_ROOM path: samples, table rehash, frame depth) and
+    lock-step groups of 7 traversals give exactly the samples of one roomy group."""
+    f = hashed(3)
+    game = rf.games.LeducPoker()
+    want = rows(solver(game, seed=9).collect(0, 60, f))
+    monkeypatch.setattr(DC, "_CAP0", 1)
+    monkeypatch.setattr(DC, "_DEPTH0", 1)
+    monkeypatch.setattr(DC, "_CHUNK", 7)
+    grown = []
+    real_grow = DC._Buffers.grow
+
+    def grow(self):
+        before = (self.depth, self.e_key.shape[0], self.adv_obs.shape[0], self.st_obs.shape[0])
+        real_grow(self)
+        grown.append((before, (self.depth, self.e_key.shape[0], self.adv_obs.shape[0], self.st_obs.shape[0])))
+
+    monkeypatch.setattr(DC._Buffers, "grow", grow)
+    s = solver(game, seed=9)
+    b = s.collect(0, 60, f)
+    assert rows(b) == want
+    for k in range(4):  # every buffer kind grew at least once
+        assert any(after[k] > before[k] for before, after in grown), k
+    assert b.telemetry["traversals"] == 60 and b.telemetry["infer_calls"] > 0
+    monkeypatch.setattr(DC, "_CHUNK", 1)
+    assert rows(solver(game, seed=9).collect(0, 60, f)) == want
