@@ -40,7 +40,10 @@ _RNG_MIX = 0xDEE9CF5EED0F5EED  # traversal streams: derive(seed ^ this, traversa
 _CHUNK = 8192  # traversals run in lock-step per group (bounds the per-traversal scratch)
 _DEPTH0 = 8  # initial traverser-frame depth (grows on demand)
 _CAP0 = 64  # initial sample / table capacity floor (grows on demand)
-_MAX_TREE_DEPTH = 512
+_ENUM_CAP = 4_000_000  # the original's node cap for the exploitability tree
+_ENUM_ERROR = (
+    f"game tree exceeds the enumeration cap ({_ENUM_CAP} nodes) — the exploitability instrument is for enumerable games"
+)
 
 _G_ROLES = (
     "init",
@@ -427,7 +430,14 @@ class DeepCfr:
             from reinfors.solvers.cfr import game_tree
 
             d = self._gdef
-            tree = game_tree(self._game)
+            try:
+                tree = game_tree(self._game)
+            except ValueError as e:
+                if "too many for exact tables" in str(e):
+                    raise ValueError(_ENUM_ERROR) from None
+                raise
+            if tree.n_nodes > _ENUM_CAP:
+                raise ValueError(_ENUM_ERROR)
             if self._k is None:
                 self._k = _kernels(d)
             obs = np.zeros((max(tree.n_infosets, 1), d.obs_size), np.float32)
