@@ -147,3 +147,36 @@ def test_engine_dqn_episodes_match_the_original():
     assert sum(ours.values()) >= 5
     missing = ours - theirs
     assert not missing, f"{sum(missing.values())} of {sum(ours.values())} episodes differ from the original"
+
+
+@pytest.mark.slow
+def test_engine_ppo_decisions_match_the_original():
+    """Every PPO decision record on Leduc (obs, action, behaviour log-prob, critic value, legal
+    set) is one the original records."""
+    import collections
+
+    from .test_engine_vs_original import PPO_FIELDS, _decode, _ours, _rows
+
+    spec = {
+        "mode": "engine",
+        "ctor": "LeducPoker",
+        "kwargs": {},
+        "reward": {},
+        "policy": "Ppo",
+        "policy_kwargs": {},
+        "learner": "Ppo",
+        "learner_kwargs": {"gamma": 1.0, "lam": 0.9},
+        "engine": {"n_games": 4, "seed": 6, "n_threads": 1},
+        "fields": PPO_FIELDS,
+        "cb_seed": 9,
+    }
+    theirs = collections.Counter()
+    for b in run_orig(dict(spec, collects=6, floor=60)):
+        f = _decode(b["fields"])
+        theirs.update(_rows(f, i, PPO_FIELDS) for i in range(len(f["actions"])))
+    ours = collections.Counter()
+    for b in _ours(dict(spec, engine={"n_games": 4, "seed": 6}), 2, 60):
+        f = b["fields"]
+        ours.update(_rows(f, i, PPO_FIELDS) for i in range(len(f["actions"])))
+    assert sum(ours.values()) >= 100
+    assert not (ours - theirs)
