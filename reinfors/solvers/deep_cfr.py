@@ -32,6 +32,7 @@ from reinfors.batches import DeepCfrBatch
 from reinfors.jit import _compile
 from reinfors.jit.solvers import deep_cfr as _dc
 from reinfors.jit.solvers import gametree as _gt
+from reinfors.solvers.cfr import game_tree, nash_conv
 
 __all__ = ["DeepCfr"]
 
@@ -42,7 +43,8 @@ _DEPTH0 = 8  # initial traverser-frame depth (grows on demand)
 _CAP0 = 64  # initial sample / table capacity floor (grows on demand)
 _ENUM_CAP = 4_000_000  # the original's node cap for the exploitability tree
 _ENUM_ERROR = (
-    f"game tree exceeds the enumeration cap ({_ENUM_CAP} nodes) — the exploitability instrument is for enumerable games"
+    f"game tree exceeds the enumeration cap ({_ENUM_CAP} nodes) — "
+    "the exploitability instrument is for enumerable games"
 )
 
 _G_ROLES = (
@@ -411,24 +413,13 @@ class DeepCfr:
         n = tree.n_infosets
         out = policy_infer(obs.copy())
         out = _check_output(out, n, tree.n_actions, "policy_infer", "infosets", "")
-        out = np.asarray(out, np.float64)
-        slots = np.maximum(tree.is_actions, 0)
-        legal = tree.is_actions >= 0
-        x = np.take_along_axis(out, slots, axis=1)
-        with np.errstate(invalid="ignore"):
-            w = np.where(legal & (x > 0.0), x, 0.0)
-            total = w.sum(axis=1, keepdims=True)
-            uniform = legal / np.maximum(tree.is_nact, 1)[:, None]
-            policy = np.where(total > 0.0, w / np.where(total > 0.0, total, 1.0), uniform)
-        from reinfors.solvers.cfr import nash_conv
-
+        policy = np.empty((n, tree.n_actions), np.float64)
+        self._k.policy_rows(np.ascontiguousarray(out, dtype=np.float64), tree.is_actions, tree.is_nact, policy)
         return nash_conv(tree, policy) / tree.n_players
 
     def _tree_obs(self):
         """The CFR game tree and one observation per info state (built once per solver)."""
         if self._tree is None:
-            from reinfors.solvers.cfr import game_tree
-
             d = self._gdef
             try:
                 tree = game_tree(self._game)

@@ -455,3 +455,30 @@ def infoset_obs(
         d += 1
         fresh = True
     return written
+
+
+@kernel
+def policy_rows(out, is_actions, is_nact, policy):
+    """The tabular policy a ``policy_infer`` output describes, into ``policy: [I, A] float64``.
+
+    ``out: [I, A] float64`` (rows by info-state id, columns by action id); ``is_actions: [I, A]
+    int32`` / ``is_nact: [I] int32`` the tree's legal slots.  Slot ``s`` gets
+    ``max(out[i, is_actions[i, s]], 0)`` (NaN counts as 0) normalised over the legal slots;
+    uniform when they sum to 0 (an infinite entry gives NaN, as the original).
+    """
+    for i in range(policy.shape[0]):
+        n = is_nact[i]
+        for s in range(policy.shape[1]):
+            policy[i, s] = 0.0
+        total = 0.0
+        for s in range(n):
+            x = out[i, is_actions[i, s]]
+            v = x if x > 0.0 else 0.0
+            policy[i, s] = v
+            total += v
+        if total > 0.0:
+            for s in range(n):
+                policy[i, s] /= total
+        else:
+            for s in range(n):
+                policy[i, s] = 1.0 / n
