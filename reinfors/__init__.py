@@ -19,7 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 from . import catalog, chance_modes, encoders, games, learners, noise, policies, spaces
+from . import solvers
 from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
+from .batches import DeepCfrBatch
 from .config import engine_from_config
 from .engine import Engine
 from .env import Env, EnvSnapshot
@@ -69,6 +71,7 @@ from .arena import Arena  # noqa: E402
 __all__ = [
     "AlphaZeroBatch",
     "CollectStream",
+    "DeepCfrBatch",
     "DqnBatch",
     "Engine",
     "EngineSnapshot",
@@ -94,6 +97,7 @@ __all__ = [
     "games",
     "make_game",
     "registered_games",
+    "solvers",
     "spaces",
     "testing",
     "Arena",

@@ -6,7 +6,7 @@ every name here *is* the public object (``rf.Env is rf._reinfors.Env``).
 
 from __future__ import annotations
 
-from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
+from .batches import AlphaZeroBatch, DeepCfrBatch, DqnBatch, PpoBatch, TreeStrapBatch
 from .chance_modes import ChanceModeHandle
 from .encoders import EncoderHandle
 from .engine import Engine
@@ -17,6 +17,7 @@ from .noise import NoiseHandle
 from .policies import PolicyHandle
 from .rewards import Reward
 from .snapshot import EngineSnapshot
+from .solvers import Cfr, DeepCfr
 from .spaces import Box, Discrete
 from .stream import CollectStream
 
@@ -40,7 +41,10 @@ __all__ = [
     "AlphaZeroBatch",
     "Box",
     "ChanceModeHandle",
+    "Cfr",
     "CollectStream",
+    "DeepCfr",
+    "DeepCfrBatch",
     "Discrete",
     "DqnBatch",
     "EncoderHandle",

@@ -13,8 +13,7 @@ import importlib
 from ._registry import registry
 from ._validate import as_unsigned
 
-__all__ = ["EncoderHandle", "Connect4", "GridWorld", "Snake", "KuhnPoker", "make", "registered"]
-__all__ += ["TexasHoldem"]
+__all__ = ["EncoderHandle", "Connect4", "GridWorld", "Snake", "KuhnPoker", "LeducPoker", "TexasHoldem", "make", "registered"]
 
 _CATALOGUE_ENCODERS = "https://jeepjeepjeep.github.io/reinfors/catalogue/games/#observation-encoders"
 
@@ -25,6 +24,7 @@ _BUILTIN = {
     "snake": ("snake", "reinfors.jit.games.snake"),
     "kuhn_poker": ("kuhn_poker", "reinfors.jit.games.kuhn_poker"),
     "texas_holdem": ("texas_holdem", "reinfors.jit.games.texas_holdem"),
+    "leduc_poker": ("leduc_poker", "reinfors.jit.games.leduc_poker"),
 }
 
 
@@ -107,6 +107,11 @@ class EncoderHandle:
         """Texas Hold'em planes ``(2 * num_players + 19, 4, 13)``."""
         return _builtin("texas_holdem")
 
+    @staticmethod
+    def LeducPoker() -> EncoderHandle:
+        """Leduc poker vector ``(21, 1, 1)``."""
+        return _builtin("leduc_poker")
+
 
 def _builtin(name: str) -> EncoderHandle:
     game, module = _BUILTIN[name]
@@ -118,9 +123,16 @@ GridWorld = EncoderHandle.GridWorld
 Snake = EncoderHandle.Snake
 KuhnPoker = EncoderHandle.KuhnPoker
 TexasHoldem = EncoderHandle.TexasHoldem
+LeducPoker = EncoderHandle.LeducPoker
 
-_REGISTRY = {"connect4": Connect4, "gridworld": GridWorld, "snake": Snake, "kuhn_poker": KuhnPoker}
-_REGISTRY["texas_holdem"] = TexasHoldem
+_REGISTRY = {
+    "connect4": Connect4,
+    "gridworld": GridWorld,
+    "kuhn_poker": KuhnPoker,
+    "leduc_poker": LeducPoker,
+    "snake": Snake,
+    "texas_holdem": TexasHoldem,
+}
 
 
 registered, make = registry("encoder", _REGISTRY)

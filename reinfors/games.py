@@ -29,6 +29,7 @@ __all__ = [
     "Snake",
     "KuhnPoker",
     "TexasHoldem",
+    "LeducPoker",
     "from_module",
     "custom",
     "make",
@@ -40,6 +41,7 @@ _GAME_INFO = {
     "connect4": ("reinfors.jit.games.connect4", 7),
     "gridworld": ("reinfors.jit.games.gridworld", 4),
     "kuhn_poker": ("reinfors.jit.games.kuhn_poker", 2),
+    "leduc_poker": ("reinfors.jit.games.leduc_poker", 3),
     "snake": ("reinfors.jit.games.snake", 3),
     "texas_holdem": ("reinfors.jit.games.texas_holdem", 3),
 }
@@ -147,6 +149,12 @@ class GameHandle:
             big_blind=big_blind,
         )
 
+    @staticmethod
+    def LeducPoker(encoder=None) -> GameHandle:
+        """Two-player Leduc poker (6 cards, two betting rounds, public card): imperfect
+        information, chance deal, 3 actions (fold/call/raise), obs ``(21, 1, 1)``."""
+        return _builtin("leduc_poker", encoder)
+
 
 def _encoder_for(game_name: str, module, encoder) -> EncoderHandle:
     if encoder is None:
@@ -173,9 +181,16 @@ GridWorld = GameHandle.GridWorld
 Snake = GameHandle.Snake
 KuhnPoker = GameHandle.KuhnPoker
 TexasHoldem = GameHandle.TexasHoldem
+LeducPoker = GameHandle.LeducPoker
 
-_REGISTRY = {"connect4": Connect4, "gridworld": GridWorld, "kuhn_poker": KuhnPoker, "snake": Snake}
-_REGISTRY["texas_holdem"] = TexasHoldem
+_REGISTRY = {
+    "connect4": Connect4,
+    "gridworld": GridWorld,
+    "kuhn_poker": KuhnPoker,
+    "leduc_poker": LeducPoker,
+    "snake": Snake,
+    "texas_holdem": TexasHoldem,
+}
 
 
 registered, make = registry("game", _REGISTRY)
