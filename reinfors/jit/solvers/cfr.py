@@ -7,8 +7,10 @@ written as array passes instead of a recursion: for each traverser in seat order
    last for chance) from the root with the *current* policy;
 2. a reverse pre-order pass computes every node's value vector ``value[n, 0..P-1]`` (a node
    whose players all have zero reach is pruned to zeros, as OpenSpiel does);
-3. a pre-order pass over the traverser's decision nodes adds the counterfactual regrets and the
-   reach-weighted policy (times the iteration number for CFR+'s linear averaging) — pre-order
+3. a pre-order pass over the traverser's decision nodes adds the counterfactual regrets (the
+   counterfactual reach is chance's reach times the other players' in seat order — reinfors
+   0.4.0's order; OpenSpiel's ``prod(r[:p]) * prod(r[p+1:])`` rounds differently in the last
+   bits for 3+ players) and the reach-weighted policy (times the iteration number for CFR+'s linear averaging) — pre-order
    visits the nodes of one info state in the same order as OpenSpiel's recursion, so every
    accumulator sums its terms in the same order;
 4. CFR+ clamps every cumulative regret at zero; regret matching refreshes the current policy.
@@ -164,13 +166,10 @@ def cfr_iterations(
                         break
                 if not live:
                     continue
-                cf = 1.0
-                for q in range(trav):
-                    cf *= reach[n, q]
-                rest = 1.0
-                for q in range(trav + 1, n_players + 1):
-                    rest *= reach[n, q]
-                cf = cf * rest
+                cf = reach[n, n_players]
+                for q in range(n_players):
+                    if q != trav:
+                        cf *= reach[n, q]
                 own = reach[n, trav]
                 i = infoset[n]
                 e0 = first_edge[n]

@@ -4,9 +4,10 @@ One iteration = one traversal per player in seat order, exactly OpenSpiel's Pyth
 ``ExternalSamplingSolver`` with ``AverageType.SIMPLE``: chance nodes and the other players'
 nodes are sampled (one SplitMix64 draw each, in depth-first order), the traverser's nodes
 explore every action and add ``child value - node value`` to their regrets, and the nodes of
-player ``traverser + 1 mod P`` add their current policy to the policy sums.  The current policy
-of a node is regret-matched when the node is visited (and kept in ``cur``); ``seen`` marks the
-info states a traversal has touched (the growing table of the original).
+player ``traverser + 1 mod P`` add their current policy to the policy sums.  A node's policy is
+regret-matched when it is visited, into per-frame scratch: ``cur`` is never written (the
+original's saved "current policy" column stays at its uniform start under MCCFR).  ``seen`` marks the info states a
+traversal has touched (the growing table of the original).
 
 Sampling: chance through ``rng.sample_chance`` (uniform nodes take one ``index_hi`` draw over
 the positive outcomes, as the original's chance stream); an opponent's slot is the first ``a``
@@ -23,27 +24,28 @@ from reinfors.jit._compile import kernel
 
 
 @kernel
-def _match(regret, i, na, cur):
+def _match(regret, i, na, out, r):
+    """Regret matching of info state ``i`` into row ``r`` of ``out``."""
     total = 0.0
     for a in range(na):
         if regret[i, a] > 0.0:
             total += regret[i, a]
     if total > 0.0:
         for a in range(na):
-            r = regret[i, a]
-            cur[i, a] = (r if r > 0.0 else 0.0) / total
+            g = regret[i, a]
+            out[r, a] = (g if g > 0.0 else 0.0) / total
     else:
         for a in range(na):
-            cur[i, a] = 1.0 / na
+            out[r, a] = 1.0 / na
 
 
 @kernel
-def _sample_slot(rng, cur, i, na):
+def _sample_slot(rng, pol, r, na):
     u = _rng.uniform(rng)
     acc = 0.0
     last = 0
     for a in range(na):
-        p = cur[i, a]
+        p = pol[r, a]
         if p > 0.0:
             last = a
             acc += p
@@ -85,6 +87,7 @@ def mccfr_iterations(
     fr_mode = np.zeros(max_depth + 1, np.int64)  # 0 explore all (traverser), 1 single child
     fr_val = np.zeros(max_depth + 1, np.float64)
     fr_child = np.zeros((max_depth + 1, width), np.float64)
+    fr_pol = np.zeros((max_depth + 1, width), np.float64)  # a node's policy at its visit
     probs = np.zeros(max(width, 1) + 64, np.float64)
     for _ in range(n_iterations):
         for trav in range(n_players):
@@ -119,15 +122,16 @@ def mccfr_iterations(
                         i = infoset[n]
                         na = is_nact[i]
                         seen[i] = 1
-                        _match(regret, i, na, cur)
                         e0 = first_edge[n]
                         if player[n] == trav:
+                            _match(regret, i, na, fr_pol, d)
                             fr_mode[d] = 0
                             fr_next[d] = 1
                             fr_val[d] = 0.0
                             fr_node[d + 1] = edge_child[e0]
                         else:
-                            j = _sample_slot(rng, cur, i, na)
+                            _match(regret, i, na, fr_pol, d)
+                            j = _sample_slot(rng, fr_pol, d, na)
                             fr_mode[d] = 1
                             fr_next[d] = 1
                             fr_node[d + 1] = edge_child[e0 + j]
@@ -142,13 +146,13 @@ def mccfr_iterations(
                     if kind[n] == 2 and player[n] == avg_player:
                         i = infoset[n]
                         for a in range(is_nact[i]):
-                            cum[i, a] += cur[i, a]
+                            cum[i, a] += fr_pol[d, a]
                     d -= 1
                     continue
                 i = infoset[n]
                 j = fr_next[d] - 1
                 fr_child[d, j] = ret
-                fr_val[d] += cur[i, j] * ret
+                fr_val[d] += fr_pol[d, j] * ret
                 na = is_nact[i]
                 if j + 1 < na:
                     fr_next[d] = j + 2
@@ -161,6 +165,6 @@ def mccfr_iterations(
                     regret[i, a] += fr_child[d, a] - v
                 if player[n] == avg_player:
                     for a in range(na):
-                        cum[i, a] += cur[i, a]
+                        cum[i, a] += fr_pol[d, a]
                 ret = v
                 d -= 1
