@@ -82,6 +82,13 @@ def build(name, rf, n_threads, spec=None):
             n_threads=n_threads,
         )
         return eng, lambda obs: (np.zeros((len(obs), 3), np.float32), np.zeros(len(obs), np.float32))
+    if name == "leduc_dqn":  # design.md §7
+        w = np.random.default_rng(0).standard_normal((21, 3)).astype(np.float32)
+        eng = rf.Engine(
+            G.LeducPoker(), rf.Reward(), P.EpsilonGreedyQ(n_heads=1, epsilon=0.1), L.Dqn(gamma=1.0), n_games=64,
+            n_threads=n_threads,
+        )  # fmt: skip
+        return eng, lambda obs: (obs @ w)[:, None, :]
     if name == "quickstart":  # examples/quickstart.py's engine and callback
         eng = rf.Engine(G.Connect4(), rf.Reward(), P.Ppo(), L.Ppo(gamma=0.99, lam=0.95), n_games=64,
                         n_threads=n_threads)  # fmt: skip

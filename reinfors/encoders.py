@@ -13,7 +13,7 @@ import importlib
 from ._registry import registry
 from ._validate import as_unsigned
 
-__all__ = ["EncoderHandle", "Connect4", "GridWorld", "Snake", "KuhnPoker", "make", "registered"]
+__all__ = ["EncoderHandle", "Connect4", "GridWorld", "Snake", "KuhnPoker", "LeducPoker", "make", "registered"]
 
 _CATALOGUE_ENCODERS = "https://jeepjeepjeep.github.io/reinfors/catalogue/games/#observation-encoders"
 
@@ -23,6 +23,7 @@ _BUILTIN = {
     "gridworld": ("gridworld", "reinfors.jit.games.gridworld"),
     "snake": ("snake", "reinfors.jit.games.snake"),
     "kuhn_poker": ("kuhn_poker", "reinfors.jit.games.kuhn_poker"),
+    "leduc_poker": ("leduc_poker", "reinfors.jit.games.leduc_poker"),
 }
 
 
@@ -100,6 +101,11 @@ class EncoderHandle:
         """Kuhn poker vector ``(3 * players, 1, 1)``."""
         return _builtin("kuhn_poker")
 
+    @staticmethod
+    def LeducPoker() -> EncoderHandle:
+        """Leduc poker vector ``(21, 1, 1)``."""
+        return _builtin("leduc_poker")
+
 
 def _builtin(name: str) -> EncoderHandle:
     game, module = _BUILTIN[name]
@@ -110,8 +116,10 @@ Connect4 = EncoderHandle.Connect4
 GridWorld = EncoderHandle.GridWorld
 Snake = EncoderHandle.Snake
 KuhnPoker = EncoderHandle.KuhnPoker
+LeducPoker = EncoderHandle.LeducPoker
 
 _REGISTRY = {"connect4": Connect4, "gridworld": GridWorld, "snake": Snake, "kuhn_poker": KuhnPoker}
+_REGISTRY["leduc_poker"] = LeducPoker
 
 
 registered, make = registry("encoder", _REGISTRY)

@@ -28,6 +28,7 @@ __all__ = [
     "GridWorld",
     "Snake",
     "KuhnPoker",
+    "LeducPoker",
     "from_module",
     "custom",
     "make",
@@ -39,6 +40,7 @@ _GAME_INFO = {
     "connect4": ("reinfors.jit.games.connect4", 7),
     "gridworld": ("reinfors.jit.games.gridworld", 4),
     "kuhn_poker": ("reinfors.jit.games.kuhn_poker", 2),
+    "leduc_poker": ("reinfors.jit.games.leduc_poker", 3),
     "snake": ("reinfors.jit.games.snake", 3),
 }
 
@@ -132,6 +134,12 @@ class GameHandle:
         deal, 2 actions (pass/bet), obs ``(3 * players, 1, 1)``."""
         return _builtin("kuhn_poker", encoder, players=players)
 
+    @staticmethod
+    def LeducPoker(encoder=None) -> GameHandle:
+        """Two-player Leduc poker (6 cards, two betting rounds, public card): imperfect
+        information, chance deal, 3 actions (fold/call/raise), obs ``(21, 1, 1)``."""
+        return _builtin("leduc_poker", encoder)
+
 
 def _encoder_for(game_name: str, module, encoder) -> EncoderHandle:
     if encoder is None:
@@ -157,8 +165,10 @@ Connect4 = GameHandle.Connect4
 GridWorld = GameHandle.GridWorld
 Snake = GameHandle.Snake
 KuhnPoker = GameHandle.KuhnPoker
+LeducPoker = GameHandle.LeducPoker
 
 _REGISTRY = {"connect4": Connect4, "gridworld": GridWorld, "kuhn_poker": KuhnPoker, "snake": Snake}
+_REGISTRY["leduc_poker"] = LeducPoker
 
 
 registered, make = registry("game", _REGISTRY)
