@@ -177,6 +177,20 @@ GAMES: dict[str, GameInfo] = {
         algorithms=_ONE_PLAYER_ALGORITHMS,  # same list: no Minimax (not two-player sequential)
         summary="Simultaneous multiplayer game with dynamic bodies and explicit respawn chance.",
     ),
+    "texas_holdem": GameInfo(
+        label="Texas Hold'em",
+        players="2-9",
+        dynamics="Sequential",
+        chance="Deal and board",
+        information="Imperfect",
+        actions="Fold / call / raise",
+        observation="Egocentric fixed CHW tensor",
+        reward_keys=(("scale", 1.0),),
+        adapters="PettingZoo AEC",
+        reached_state_starts=False,
+        algorithms=("dqn", "external_mccfr", "deep_cfr", "ppo"),
+        summary="Multiway no-limit-style poker surface with all-ins, side pots and chance runouts.",
+    ),
 }
 
 
@@ -217,6 +231,13 @@ ENCODER_INFO: dict[str, EncoderInfo] = {
         shape="(2, size, size); (2, 5, 5) by default",
         constructor="rf.encoders.GridWorld()",
         summary="Agent-position and goal planes.",
+    ),
+    "texas_holdem": EncoderInfo(
+        label="TexasHoldem",
+        game="Texas Hold'em",
+        shape="(2 * num_players + 19, 4, 13); (31, 4, 13) by default",
+        constructor="rf.encoders.TexasHoldem()",
+        summary="Player-relative cards, betting state, stacks, and positions.",
     ),
 }
 

@@ -14,6 +14,7 @@ from ._registry import registry
 from ._validate import as_unsigned
 
 __all__ = ["EncoderHandle", "Connect4", "GridWorld", "Snake", "KuhnPoker", "LeducPoker", "make", "registered"]
+__all__ += ["TexasHoldem"]
 
 _CATALOGUE_ENCODERS = "https://jeepjeepjeep.github.io/reinfors/catalogue/games/#observation-encoders"
 
@@ -24,6 +25,7 @@ _BUILTIN = {
     "snake": ("snake", "reinfors.jit.games.snake"),
     "kuhn_poker": ("kuhn_poker", "reinfors.jit.games.kuhn_poker"),
     "leduc_poker": ("leduc_poker", "reinfors.jit.games.leduc_poker"),
+    "texas_holdem": ("texas_holdem", "reinfors.jit.games.texas_holdem"),
 }
 
 
@@ -106,6 +108,11 @@ class EncoderHandle:
         """Leduc poker vector ``(21, 1, 1)``."""
         return _builtin("leduc_poker")
 
+    @staticmethod
+    def TexasHoldem() -> EncoderHandle:
+        """Texas Hold'em planes ``(2 * num_players + 19, 4, 13)``."""
+        return _builtin("texas_holdem")
+
 
 def _builtin(name: str) -> EncoderHandle:
     game, module = _BUILTIN[name]
@@ -120,6 +127,8 @@ LeducPoker = EncoderHandle.LeducPoker
 
 _REGISTRY = {"connect4": Connect4, "gridworld": GridWorld, "snake": Snake, "kuhn_poker": KuhnPoker}
 _REGISTRY["leduc_poker"] = LeducPoker
+TexasHoldem = EncoderHandle.TexasHoldem
+_REGISTRY["texas_holdem"] = TexasHoldem
 
 
 registered, make = registry("encoder", _REGISTRY)

@@ -29,6 +29,7 @@ __all__ = [
     "Snake",
     "KuhnPoker",
     "LeducPoker",
+    "TexasHoldem",
     "from_module",
     "custom",
     "make",
@@ -42,6 +43,7 @@ _GAME_INFO = {
     "kuhn_poker": ("reinfors.jit.games.kuhn_poker", 2),
     "leduc_poker": ("reinfors.jit.games.leduc_poker", 3),
     "snake": ("reinfors.jit.games.snake", 3),
+    "texas_holdem": ("reinfors.jit.games.texas_holdem", 3),
 }
 
 
@@ -140,6 +142,19 @@ class GameHandle:
         information, chance deal, 3 actions (fold/call/raise), obs ``(21, 1, 1)``."""
         return _builtin("leduc_poker", encoder)
 
+    @staticmethod
+    def TexasHoldem(num_players=6, stack=200, small_blind=5, big_blind=10, encoder=None) -> GameHandle:
+        """Fixed-limit Texas Hold'em (2-9 players): chance deal and board, 3 actions
+        (fold/call/raise), all-ins and side pots, obs ``(2 * num_players + 19, 4, 13)``."""
+        return _builtin(
+            "texas_holdem",
+            encoder,
+            num_players=num_players,
+            stack=stack,
+            small_blind=small_blind,
+            big_blind=big_blind,
+        )
+
 
 def _encoder_for(game_name: str, module, encoder) -> EncoderHandle:
     if encoder is None:
@@ -169,6 +184,8 @@ LeducPoker = GameHandle.LeducPoker
 
 _REGISTRY = {"connect4": Connect4, "gridworld": GridWorld, "kuhn_poker": KuhnPoker, "snake": Snake}
 _REGISTRY["leduc_poker"] = LeducPoker
+TexasHoldem = GameHandle.TexasHoldem
+_REGISTRY["texas_holdem"] = TexasHoldem
 
 
 registered, make = registry("game", _REGISTRY)

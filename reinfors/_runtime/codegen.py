@@ -61,6 +61,7 @@ ROLES = (
     "chance_outcomes",
     "apply_chance",
     "info_key",
+    "settle",
 )
 
 # Holder module whose attributes are the game functions the generated headers import.
@@ -124,7 +125,7 @@ def kernel_module(
         raise ValueError(f"unknown kernel family {family!r}; expected one of {FAMILIES}")
     base, _, option = family.partition("+")
     fns = dict(fns)
-    for role in ("chance_pending", "chance_outcomes", "apply_chance", "info_key"):
+    for role in ("chance_pending", "chance_outcomes", "apply_chance", "info_key", "settle"):
         if fns.get(role) is None:
             fns[role] = getattr(_defaults, role)
     template = "".join(t.read_text() for t in _TEMPLATES[base])

@@ -23,7 +23,12 @@ The shared semantics, written once for every game (pgx's template-method ``Env.s
 * after the game's ``step``, ``DONE`` becomes ``TERMINAL`` when the game says so, else
   ``TRUNCATED`` when ``TICKS`` reached ``HORIZON``;
 * pending chance (a deal, a food placement) is resolved by the caller's RNG after reset and after
-  each step, one outcome at a time, so searches can instead resample, commit or expand it.
+  each step, one outcome at a time, so searches can instead resample, commit or expand it;
+* optional ``settle(params, state, amounts) -> bool`` runs after a step's chance resolved: a game
+  whose tick is decided by the chance dealt during it (hold'em's all-in run-out) adds that tick's
+  amounts there and returns True to end the episode (``DONE`` becomes ``TERMINAL``).  The
+  tree searches' chance fans step without it (they refuse hidden-information games, the only
+  ones that define it so far).
 
 These functions are generic over the game: each engine-side kernel module is generated per game
 (``reinfors/_runtime/codegen.py``) and calls them with the game's functions bound statically.
@@ -52,7 +57,7 @@ REQUIRED_FUNCTIONS = (
     "is_terminal",
     "encode",
 )
-OPTIONAL_FUNCTIONS = ("chance_pending", "chance_outcomes", "apply_chance", "info_key")
+OPTIONAL_FUNCTIONS = ("chance_pending", "chance_outcomes", "apply_chance", "info_key", "settle")
 
 
 # -- parameter-row helpers (plain Python, used by the games' make_params / layout functions) -----

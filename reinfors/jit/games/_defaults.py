@@ -30,3 +30,9 @@ def apply_chance(params, state, outcome):
 def info_key(params, state, agent, out):
     """Perfect-information games declare no information states: length -1."""
     return -1
+
+
+@kernel
+def settle(params, state, amounts):
+    """No tick is decided by chance after the step: nothing to settle."""
+    return False
