@@ -309,3 +309,56 @@ def unpack_entries(buf, count, max_actions, table, key_data, key_len, is_nact, i
     if pos != size:
         return UNPACK_TRAILING
     return 0
+
+
+@kernel
+def unpack_insert(buf, count, max_actions, max_key, key_data, key_len, is_nact, is_actions, regret, cum, cur):
+    """Like :func:`unpack_entries` for a growing table (external MCCFR on Hold'em): rows
+    ``0 .. count-1`` are filled in payload order (the caller rebuilds the key table and checks
+    duplicates).  Returns 0 or an ``UNPACK_*`` code."""
+    tmp = np.zeros(1, np.float64)
+    size = buf.shape[0]
+    pos = 0
+    for r in range(count):
+        if pos + 4 > size:
+            return UNPACK_TRUNCATED
+        n = _get_u32(buf, pos)
+        pos += 4
+        if pos + n + 4 > size:
+            return UNPACK_TRUNCATED
+        if n > max_key:
+            return UNPACK_UNKNOWN
+        for k in range(n):
+            key_data[r, k] = buf[pos + k]
+        key_len[r] = n
+        pos += n
+        na = _get_u32(buf, pos)
+        pos += 4
+        if na > max_actions:
+            return UNPACK_ACTIONS
+        if pos + 28 * na > size:
+            return UNPACK_TRUNCATED
+        is_nact[r] = na
+        for a in range(na):
+            act = _get_u32(buf, pos)
+            if act >= max_actions:
+                return UNPACK_MISMATCH
+            is_actions[r, a] = act
+            regret[r, a] = _get_f64(buf, pos + 4, tmp)
+            cum[r, a] = _get_f64(buf, pos + 12, tmp)
+            cur[r, a] = _get_f64(buf, pos + 20, tmp)
+            pos += 28
+    if pos != size:
+        return UNPACK_TRAILING
+    return 0
+
+
+@kernel
+def insert_keys(table, key_data, key_len, n):
+    """Fill ``table`` (all -1) with rows ``0 .. n-1``; returns the first duplicate row or -1."""
+    for i in range(n):
+        slot = key_find(table, key_data, key_len, key_data[i], key_len[i])
+        if table[slot] >= 0:
+            return i
+        table[slot] = i
+    return -1
