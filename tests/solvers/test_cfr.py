@@ -209,3 +209,40 @@ def test_tree_api(kuhn):
     assert br.shape == (2,) and np.all(np.isfinite(br))
     with pytest.raises(ValueError, match="policy must have shape"):
         nash_conv(tree, np.zeros((3, 2)))
+
+
+@pytest.mark.slow
+def test_holdem_external_mccfr_round_trip():
+    game = rf.games.TexasHoldem(num_players=2)
+    a = Cfr(game, variant="external_mccfr", seed=1)
+    a.iterate(3)
+    n = a.num_infosets
+    assert n > 0
+    blob = a.save()
+    b = Cfr(game, variant="external_mccfr")
+    b.load(blob)
+    assert (b.save(), b.num_infosets, b.iterations) == (blob, n, 3)
+    a.iterate(4)
+    b.iterate(4)
+    assert a.save() == b.save() and a.num_infosets > n
+    key = blob[103 : 103 + struct.unpack_from("<I", blob, 99)[0]]
+    actions, probs = a.average_strategy(key)
+    assert actions and sum(probs) == pytest.approx(1.0)
+    for call in (a.exploitability, a.nash_conv, a.best_response_values, lambda: a.expected_value(0)):
+        with pytest.raises(ValueError, match="full tree"):
+            call()
+    with pytest.raises(ValueError, match="player must be below 2"):
+        a.expected_value(2)
+    with pytest.raises(ValueError, match="truncated CFR payload"):
+        b.load(blob[:-1])
+
+
+def test_example_runs():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, str(root / "examples" / "cfr_leduc.py"), "8"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "936 information states" in out.stdout and out.stdout.count("\n") >= 6

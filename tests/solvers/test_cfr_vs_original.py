@@ -105,3 +105,29 @@ def test_error_outcomes():
     ours = [outcome(f) for f in ns["calls"]]
     ours = [o if "error" in o else {"ok": None} for o in ours]
     assert ours == theirs
+
+
+HOLDEM = r"""
+import reinfors as rf, sys, json
+out = []
+for kw, n, seed in [({"num_players": 2}, 12, 4), ({"num_players": 3, "stack": 40}, 6, 0)]:
+    c = rf.solvers.Cfr(rf.games.TexasHoldem(**kw), variant="external_mccfr", seed=seed)
+    c.iterate(n)
+    b = c.save()
+    out.append([c.num_infosets, c.iterations, b[69:].hex()])
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_holdem_external_mccfr_payloads():
+    py = require_orig()
+    theirs = json.loads(subprocess.run([py, "-I", "-c", HOLDEM], capture_output=True, text=True, timeout=600, cwd="/").stdout)
+    ns = {}
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        exec(HOLDEM, ns)  # noqa: S102 - the same script in this build
+    assert json.loads(buf.getvalue()) == theirs
