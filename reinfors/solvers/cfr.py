@@ -488,7 +488,7 @@ class Cfr:
             else:
                 if self._reach is None:
                     self._reach = np.zeros((t.n_nodes, t.n_players + 1), np.float64)
-                    self._value = np.zeros((t.n_nodes, t.n_players), np.float64)
+                    self._value = np.zeros(t.n_nodes, np.float64)
                 _cfr.cfr_iterations(
                     t.kind, t.player, t.infoset, t.first_edge, t.n_edges, t.term_id, t.edge_child, t.edge_prob,
                     t.util, t.is_nact, self._regret, self._cum, self._cur, self._reach, self._value, t.n_players,

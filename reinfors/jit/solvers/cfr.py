@@ -5,8 +5,9 @@ written as array passes instead of a recursion: for each traverser in seat order
 
 1. a pre-order pass propagates the reach vector ``reach[n, 0..P]`` (one entry per player, the
    last for chance) from the root with the *current* policy;
-2. a reverse pre-order pass computes every node's value vector ``value[n, 0..P-1]`` (a node
-   whose players all have zero reach is pruned to zeros, as OpenSpiel does);
+2. a reverse pre-order pass computes every node's value for the traverser ``value[n]`` (the
+   traverser's entry of OpenSpiel's value vector, the only one its updates read; a node whose
+   players all have zero reach is pruned to zero, as OpenSpiel does);
 3. a pre-order pass over the traverser's decision nodes adds the counterfactual regrets (the
    counterfactual reach is chance's reach times the other players' in seat order — reinfors
    0.4.0's order; OpenSpiel's ``prod(r[:p]) * prod(r[p+1:])`` rounds differently in the last
@@ -93,7 +94,7 @@ def cfr_iterations(
 
     Tree arrays as in ``gametree``; ``regret, cum, cur: [n_infosets, A] float64`` (``cur`` must
     hold the regret-matched policy of ``regret`` on entry and does on exit);
-    ``reach: [n_nodes, P + 1]`` and ``value: [n_nodes, P]`` float64 scratch.  Iterations are
+    ``reach: [n_nodes, P + 1]`` and ``value: [n_nodes]`` float64 scratch.  Iterations are
     numbered ``first_iteration + 1 ..`` (``first_iteration`` float64; the CFR+ averaging weight).
     """
     n_nodes = kind.shape[0]
@@ -127,34 +128,26 @@ def cfr_iterations(
             for n in range(n_nodes - 1, -1, -1):
                 k = kind[n]
                 if k == 0:
-                    t = term_id[n]
-                    for q in range(n_players):
-                        value[n, q] = util[t, q]
+                    value[n] = util[term_id[n], trav]
                     continue
-                for q in range(n_players):
-                    value[n, q] = 0.0
+                v = 0.0
                 e0 = first_edge[n]
                 ne = n_edges[n]
                 if k == 1:
                     for j in range(ne):
-                        c = edge_child[e0 + j]
-                        p = edge_prob[e0 + j]
-                        for q in range(n_players):
-                            value[n, q] += p * value[c, q]
+                        v += edge_prob[e0 + j] * value[edge_child[e0 + j]]
+                    value[n] = v
                 else:
                     live = False
                     for q in range(n_players):
                         if reach[n, q] != 0.0:
                             live = True
                             break
-                    if not live:
-                        continue
-                    i = infoset[n]
-                    for j in range(ne):
-                        c = edge_child[e0 + j]
-                        p = cur[i, j]
-                        for q in range(n_players):
-                            value[n, q] += p * value[c, q]
+                    if live:
+                        i = infoset[n]
+                        for j in range(ne):
+                            v += cur[i, j] * value[edge_child[e0 + j]]
+                    value[n] = v
             # 3. regrets and policy sums of the traverser, pre-order
             for n in range(n_nodes):
                 if kind[n] != 2 or player[n] != trav:
@@ -173,10 +166,10 @@ def cfr_iterations(
                 own = reach[n, trav]
                 i = infoset[n]
                 e0 = first_edge[n]
-                v = value[n, trav]
+                v = value[n]
                 for j in range(n_edges[n]):
                     c = edge_child[e0 + j]
-                    regret[i, j] += cf * (value[c, trav] - v)
+                    regret[i, j] += cf * (value[c] - v)
                     cum[i, j] += weight * own * cur[i, j]
             # 4. CFR+ floor, then regret matching for the next traverser
             if plus:
