@@ -133,6 +133,10 @@ _WALK_ERRORS = {
 }
 
 
+class TreeTooLarge(ValueError):
+    """The game tree exceeds the exact-table node cap."""
+
+
 class GameTree:
     """The full game tree of one composition in flat arrays (see ``reinfors/jit/solvers/gametree.py``).
 
@@ -183,6 +187,8 @@ class GameTree:
             np.full(1, -1, np.int64),
         )
         nn, ne, nt, nd, _, err = mod.walk(*args.values(), False, *dummy, gdef.state_size, nk)
+        if err == _gt.ERR_NODES:
+            raise TreeTooLarge(f"this game's tree cannot be tabulated for CFR: {_WALK_ERRORS[int(err)]}")
         if err:
             raise ValueError(f"this game's tree cannot be tabulated for CFR: {_WALK_ERRORS[int(err)]}")
         cap = 1
@@ -289,7 +295,13 @@ def game_tree(game) -> GameTree:
     with _trees_lock:
         tree = _trees.get(key)
         if tree is None:
-            tree = _trees[key] = GameTree(gdef)
+            try:
+                tree = GameTree(gdef)
+            except TreeTooLarge as e:
+                tree = e
+            _trees[key] = tree
+        if isinstance(tree, Exception):
+            raise TreeTooLarge(str(tree))
         return tree
 
 
@@ -468,6 +480,11 @@ class Cfr:
         n = as_unsigned("n", n)
         if n == 0:
             return
+        if self._vcode == 2 and not self._live and self._tree is None:
+            try:
+                self._ensure()
+            except TreeTooLarge:  # Kuhn with 7+ players: sample by stepping the game instead
+                self._live = True
         if self._live:
             while n > 0:
                 k = min(n, 1 << 16)

@@ -246,3 +246,15 @@ def test_example_runs():
     out = subprocess.run([sys.executable, str(root / "examples" / "cfr_leduc.py"), "8"], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     assert "936 information states" in out.stdout and out.stdout.count("\n") >= 6
+
+
+@pytest.mark.slow
+def test_kuhn_seven_players_samples_by_stepping():
+    c = Cfr(rf.games.KuhnPoker(players=7), variant="external_mccfr", seed=3)
+    c.iterate(5)
+    assert 0 < c.num_infosets <= 7 * 8 * (2 ** 13)
+    with pytest.raises(ValueError, match="full tree"):
+        c.exploitability()
+    exact = Cfr(rf.games.KuhnPoker(players=7), variant="plus")
+    with pytest.raises(ValueError, match="more than 8388608 nodes"):
+        exact.iterate(1)
