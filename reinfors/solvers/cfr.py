@@ -349,8 +349,6 @@ def nash_conv(tree: GameTree, policy) -> float:
 
 
 def _fingerprint(gdef, variant: str) -> str:
-    from reinfors.games import GameHandle  # noqa: F401  (handle config lives on the handle)
-
     desc = {
         "game": gdef.name,
         "params": [int(x) for x in gdef.params],
