@@ -28,6 +28,7 @@ GAMES = {
     "kuhn_poker": ("KuhnPoker", {}),
     "snake": ("Snake", {}),
 }
+GAMES["leduc_poker"] = ("LeducPoker", {})
 
 ORIG_LOOP = """
 import json, sys, time

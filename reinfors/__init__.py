@@ -21,6 +21,7 @@ from typing import Any
 from . import catalog, chance_modes, encoders, games, learners, noise, policies, spaces
 from . import solvers
 from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
+from .batches import DeepCfrBatch
 from .config import engine_from_config
 from .engine import Engine
 from .env import Env, EnvSnapshot
@@ -78,6 +79,7 @@ from . import _reinfors, testing  # noqa: E402  (alias module and conformance he
 __all__ = [
     "AlphaZeroBatch",
     "CollectStream",
+    "DeepCfrBatch",
     "DqnBatch",
     "Engine",
     "EngineSnapshot",

@@ -6,12 +6,14 @@ every name here *is* the public object (``rf.Env is rf._reinfors.Env``).
 
 from __future__ import annotations
 
+from .batches import DeepCfrBatch
 from .encoders import EncoderHandle
 from .env import Env, EnvSnapshot
 from .games import GameHandle
 from .rewards import Reward
 from .snapshot import EngineSnapshot
 from .solvers import Cfr
+from .solvers import DeepCfr
 from .spaces import Box, Discrete
 from .stream import CollectStream
 
@@ -32,6 +34,8 @@ __all__ = [
     "Box",
     "Cfr",
     "CollectStream",
+    "DeepCfr",
+    "DeepCfrBatch",
     "Discrete",
     "EncoderHandle",
     "EngineSnapshot",

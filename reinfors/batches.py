@@ -162,3 +162,65 @@ class PpoBatch(_Batch):
 
     def __iter__(self):
         raise TypeError("'PpoBatch' object is not iterable")
+
+
+class DeepCfrBatch(_Batch):
+    """Named access only (from ``rf.solvers.DeepCfr.collect``): advantage samples (the
+    traverser's sampled counterfactual advantages over its legal actions, CSR) and strategy
+    samples (the other players' regret-matched strategies, CSR), each tagged with the CFR
+    iteration, plus ``telemetry``.  Not constructible from Python (as the original)."""
+
+    _FIELDS = (
+        "advantage_obs",
+        "advantage_iterations",
+        "advantage_legal_offsets",
+        "advantage_legal_ids",
+        "advantage_targets",
+        "strategy_obs",
+        "strategy_iterations",
+        "strategy_players",
+        "strategy_legal_offsets",
+        "strategy_legal_ids",
+        "strategy_probs",
+        "telemetry",
+    )
+    advantage_obs = _field("advantage_obs", "float32 (Na, obs_size) traverser observations")
+    advantage_iterations = _field("advantage_iterations", "int64 (Na,) CFR iteration of each sample")
+    advantage_legal_offsets = _field("advantage_legal_offsets", "int64 (Na+1,) CSR offsets")
+    advantage_legal_ids = _field("advantage_legal_ids", "int64 (nnz,) legal action ids")
+    advantage_targets = _field("advantage_targets", "float64 (nnz,) sampled counterfactual advantages")
+    strategy_obs = _field("strategy_obs", "float32 (Ns, obs_size) acting-player observations")
+    strategy_iterations = _field("strategy_iterations", "int64 (Ns,) CFR iteration of each sample")
+    strategy_players = _field("strategy_players", "int64 (Ns,) acting player")
+    strategy_legal_offsets = _field("strategy_legal_offsets", "int64 (Ns+1,) CSR offsets")
+    strategy_legal_ids = _field("strategy_legal_ids", "int64 (nnz,) legal action ids")
+    strategy_probs = _field("strategy_probs", "float64 (nnz,) regret-matched probabilities")
+    telemetry = _field("telemetry", "dict of the 10 Deep CFR telemetry keys")
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("No constructor defined for DeepCfrBatch")
+
+    def __init__(self, *args, **kwargs):  # reached only through _make
+        raise TypeError("No constructor defined for DeepCfrBatch")
+
+    @classmethod
+    def _make(cls, **fields) -> DeepCfrBatch:
+        obj = object.__new__(cls)
+        _Batch.__init__(obj, **fields)
+        return obj
+
+    def __len__(self):
+        raise TypeError("object of type 'DeepCfrBatch' has no len()")
+
+    def __getitem__(self, i):
+        raise TypeError("'DeepCfrBatch' object is not subscriptable")
+
+    def __iter__(self):
+        raise TypeError("'DeepCfrBatch' object is not iterable")
+
+    def __repr__(self) -> str:
+        na, ns = self._advantage_obs.shape[0], self._strategy_obs.shape[0]
+        return f"DeepCfrBatch(advantage_samples={na}, strategy_samples={ns})"
+
+
+__all__.append("DeepCfrBatch")

@@ -120,3 +120,63 @@ def test_encoder_handle_matches():
     except Exception as x:  # noqa: BLE001
         ours.append([type(x).__name__, str(x)])
     assert ours == theirs
+
+
+@pytest.mark.slow
+def test_engine_dqn_episodes_match_the_original():
+    """Engine self-play on Leduc (private deal at reset, public card inside a step) replays the
+    original's episodes bit for bit (see test_engine_vs_original.py for the per-episode scheme)."""
+    from .test_engine_vs_original import DQN_FIELDS, _decode, _dqn_episodes, _ours
+
+    spec = {
+        "mode": "engine",
+        "ctor": "LeducPoker",
+        "kwargs": {},
+        "reward": {"scale": 0.5},
+        "policy": "EpsilonGreedyQ",
+        "policy_kwargs": {"epsilon": 0.4},
+        "learner": "Dqn",
+        "learner_kwargs": {"n_step": 2, "gamma": 0.9},
+        "engine": {"n_games": 4, "seed": 3, "n_threads": 1},
+        "fields": DQN_FIELDS,
+        "cb_seed": 5,
+    }
+    theirs_raw = run_orig(dict(spec, collects=6, floor=80))
+    theirs = _dqn_episodes([{"fields": _decode(b["fields"]), "episodes": b["episodes"]} for b in theirs_raw])
+    ours = _dqn_episodes(_ours(dict(spec, engine={"n_games": 4, "seed": 3}), 2, 80))
+    assert sum(ours.values()) >= 5
+    missing = ours - theirs
+    assert not missing, f"{sum(missing.values())} of {sum(ours.values())} episodes differ from the original"
+
+
+@pytest.mark.slow
+def test_engine_ppo_decisions_match_the_original():
+    """Every PPO decision record on Leduc (obs, action, behaviour log-prob, critic value, legal
+    set) is one the original records."""
+    import collections
+
+    from .test_engine_vs_original import PPO_FIELDS, _decode, _ours, _rows
+
+    spec = {
+        "mode": "engine",
+        "ctor": "LeducPoker",
+        "kwargs": {},
+        "reward": {},
+        "policy": "Ppo",
+        "policy_kwargs": {},
+        "learner": "Ppo",
+        "learner_kwargs": {"gamma": 1.0, "lam": 0.9},
+        "engine": {"n_games": 4, "seed": 6, "n_threads": 1},
+        "fields": PPO_FIELDS,
+        "cb_seed": 9,
+    }
+    theirs = collections.Counter()
+    for b in run_orig(dict(spec, collects=6, floor=60)):
+        f = _decode(b["fields"])
+        theirs.update(_rows(f, i, PPO_FIELDS) for i in range(len(f["actions"])))
+    ours = collections.Counter()
+    for b in _ours(dict(spec, engine={"n_games": 4, "seed": 6}), 2, 60):
+        f = b["fields"]
+        ours.update(_rows(f, i, PPO_FIELDS) for i in range(len(f["actions"])))
+    assert sum(ours.values()) >= 100
+    assert not (ours - theirs)

@@ -1,0 +1,444 @@
+"""``rf.solvers.DeepCfr`` — Deep CFR data generation with caller-owned networks and training.
+
+The solver owns the traversals; the caller owns the per-player advantage networks, the
+buffers and the training loop.  ``collect(player, traversals, infer)`` runs external-sampling
+traversals for one traverser and returns a :class:`~reinfors.batches.DeepCfrBatch` of
+advantage samples (the traverser's sampled counterfactual advantages) and strategy samples
+(the other players' regret-matched strategies), both tagged with the current iteration.
+
+The traversals are njit kernels (``reinfors/jit/solvers/deep_cfr.py``, bound per game like the
+CFR tree kernels) that run in lock-step and pool their network queries: every wave gives one
+callback per player over all the new info states the traversals reached, so a collect makes
+O(tree depth) callbacks of many rows, never one per node.  ``exploitability(policy_infer)``
+queries the policy once for every info state of the game tree and evaluates it exactly with
+the CFR best-response kernels (``reinfors.solvers.cfr``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from reinfors._runtime import codegen
+from reinfors._validate import as_unsigned
+from reinfors.batches import DeepCfrBatch
+from reinfors.jit import _compile
+from reinfors.jit.solvers import deep_cfr as _dc
+from reinfors.jit.solvers import gametree as _gt
+from reinfors.solvers.cfr import game_tree, nash_conv
+
+__all__ = ["DeepCfr"]
+
+_CATALOGUE = "https://jeepjeepjeep.github.io/reinfors/catalogue/compatibility/"
+_RNG_MIX = 0xDEE9CF5EED0F5EED  # traversal streams: derive(seed ^ this, traversal index, player)
+_CHUNK = 8192  # traversals run in lock-step per group (bounds the per-traversal scratch)
+_DEPTH0 = 8  # initial traverser-frame depth (grows on demand)
+_CAP0 = 64  # initial sample / table capacity floor (grows on demand)
+_ENUM_CAP = 4_000_000  # the original's node cap for the exploitability tree
+_ENUM_ERROR = (
+    f"game tree exceeds the enumeration cap ({_ENUM_CAP} nodes) — "
+    "the exploitability instrument is for enumerable games"
+)
+
+_G_ROLES = (
+    "init",
+    "step",
+    "legal",
+    "active",
+    "is_terminal",
+    "chance_pending",
+    "chance_outcomes",
+    "apply_chance",
+    "info_key",
+    "encode",
+)
+
+_gen_lock = threading.Lock()
+_gen_loaded: dict[str, object] = {}
+
+
+def _kernels(gdef):
+    """The Deep CFR template bound to ``gdef``'s rules and encoder (generated once, disk-cached)."""
+    from reinfors.jit.games import _defaults
+
+    fns = {}
+    for role in _G_ROLES:
+        fn = gdef._encode if role == "encode" else getattr(gdef.ns, role, None)
+        fns[role] = fn if fn is not None else getattr(_defaults, role)
+    template = Path(_dc.__file__).read_text()
+    h = hashlib.sha256(template.encode())
+    h.update(f"deepcfr|{gdef.name}|{gdef.n_actions}".encode())
+    for role in _G_ROLES:
+        h.update(role.encode())
+        codegen._fn_fingerprint(fns[role], h, set())
+    digest = h.hexdigest()[:16]
+    safe = "".join(c if c.isalnum() else "_" for c in gdef.name)[:40] or "game"
+    mod_name = f"deepcfr_{safe}_{digest}"
+    with _gen_lock:
+        mod = _gen_loaded.get(mod_name)
+        if mod is not None:
+            return mod
+        lines = [f"# Generated Deep CFR kernels for game {gdef.name!r} (hash {digest}); do not edit."]
+        for role in _G_ROLES:
+            attr = f"{mod_name}__{role}"
+            setattr(codegen._holder, attr, fns[role])
+            lines.append(f"from reinfors._gamefns import {attr} as G_{role}")
+        source = "\n".join(lines) + "\n" + template
+        gen_dir = _compile.cache_dir() / "generated"
+        gen_dir.mkdir(parents=True, exist_ok=True)
+        _compile.register_cache_root(gen_dir)
+        path = gen_dir / f"{mod_name}.py"
+        if not path.exists() or path.read_text() != source:
+            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_text(source)
+            os.replace(tmp, path)
+        spec = importlib.util.spec_from_file_location(f"reinfors._generated.{mod_name}", path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
+        spec.loader.exec_module(mod)
+        _gen_loaded[mod_name] = mod
+        return mod
+
+
+def _callables(infer, n_players: int) -> list:
+    if callable(infer):
+        return [infer] * n_players
+    if isinstance(infer, (list, tuple)):
+        if len(infer) != n_players:
+            raise ValueError(f"expected {n_players} per-player infer callables, got {len(infer)}")
+        for i, f in enumerate(infer):
+            if not callable(f):
+                raise TypeError(f"per-player infer element {i} is not callable")
+        return list(infer)
+    raise TypeError("infer must be a callable or a sequence of per-player callables")
+
+
+def _check_output(out, rows: int, n_actions: int, label: str, what: str, tail: str) -> np.ndarray:
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"{label} output must be a float64 or float32 ndarray; got type {type(out).__name__}")
+    if out.dtype not in (np.float64, np.float32):
+        raise TypeError(f"{label} output must be a float64 or float32 ndarray; got dtype {out.dtype}")
+    if out.ndim != 2:
+        raise TypeError(f"{label} output must be a 2-d ndarray; got {out.ndim}-d")
+    if out.shape != (rows, n_actions):
+        shape = [int(x) for x in out.shape]
+        raise ValueError(f"{label} returned shape {shape} for {rows} {what}; expected ({rows}, {n_actions}){tail}")
+    return out
+
+
+class _Buffers:
+    """The growable arrays of one collect (see ``advance`` in the kernel module for shapes)."""
+
+    def __init__(self, gdef, t: int, depth: int):
+        A, S, O, P = gdef.n_actions, gdef.state_size, gdef.obs_size, gdef.n_players
+        K = max(int(gdef.max_info_key), 1)
+        self.A, self.S, self.O, self.P, self.K = A, S, O, P, K
+        cap_e = _CAP0
+        while cap_e < 4 * t:
+            cap_e *= 2
+        self.e_table = np.full(2 * cap_e, -1, np.int64)
+        self.e_key = np.zeros((cap_e, K), np.uint8)
+        self.e_len = np.zeros(cap_e, np.int64)
+        self.e_out = np.zeros((cap_e, A), np.float64)
+        self.e_ready = np.zeros(cap_e, np.uint8)
+        na = max(_CAP0, 4 * t)
+        self.adv_obs = np.zeros((na, O), np.float32)
+        self.adv_iter = np.zeros(na, np.int64)
+        self.adv_off = np.zeros(na + 1, np.int64)
+        self.adv_ids = np.zeros(na * A, np.int64)
+        self.adv_targets = np.zeros(na * A, np.float64)
+        ns = max(_CAP0, 8 * t)
+        self.st_obs = np.zeros((ns, O), np.float32)
+        self.st_iter = np.zeros(ns, np.int64)
+        self.st_player = np.zeros(ns, np.int64)
+        self.st_off = np.zeros(ns + 1, np.int64)
+        self.st_ids = np.zeros(ns * A, np.int64)
+        self.st_probs = np.zeros(ns * A, np.float64)
+        self.cnt = np.zeros(_dc.N_CNT, np.int64)
+        self.depth = depth
+        self.group(t)
+
+    def group(self, t: int) -> None:
+        """Per-traversal scratch for a lock-step group of ``t`` traversals."""
+        A, S, O, P, D = self.A, self.S, self.O, self.P, self.depth
+        t = max(t, 1)
+        self.work = np.zeros((t, S), np.int64)
+        self.status = np.zeros(t, np.int64)
+        self.wait_entry = np.full(t, -1, np.int64)
+        self.sp = np.zeros(t, np.int64)
+        self.acc = np.zeros(t, np.float64)
+        self.rngs = np.zeros((t, 1), np.uint64)
+        self.fr_state = np.zeros((t, D, S), np.int64)
+        self.fr_acc = np.zeros((t, D), np.float64)
+        self.fr_legal = np.zeros((t, D, A), np.int64)
+        self.fr_nleg = np.zeros((t, D), np.int64)
+        self.fr_sigma = np.zeros((t, D, A), np.float64)
+        self.fr_val = np.zeros((t, D, A), np.float64)
+        self.fr_next = np.zeros((t, D), np.int64)
+        self.wave_obs = np.zeros((P, t, O), np.float32)
+        self.wave_entry = np.zeros((P, t), np.int64)
+        self.wave_count = np.zeros(P, np.int64)
+
+    @staticmethod
+    def _grown(a: np.ndarray, n: int, axis: int = 0) -> np.ndarray:
+        shape = list(a.shape)
+        shape[axis] = n
+        out = np.zeros(shape, a.dtype)
+        idx = [slice(None)] * a.ndim
+        idx[axis] = slice(0, a.shape[axis])
+        out[tuple(idx)] = a
+        return out
+
+    def grow(self) -> None:
+        """Double every buffer that cannot take one more node step (mirrors ``advance``'s check)."""
+        c, A = self.cnt, self.A
+        need_adv = c[_dc.C_ADV] + int(self.sp.max(initial=0)) + 1
+        if need_adv > self.adv_obs.shape[0] or c[_dc.C_ADV_NNZ] + need_adv * A > self.adv_ids.shape[0]:
+            n = 2 * max(self.adv_obs.shape[0], need_adv)
+            self.adv_obs = self._grown(self.adv_obs, n)
+            self.adv_iter = self._grown(self.adv_iter, n)
+            self.adv_off = self._grown(self.adv_off, n + 1)
+            self.adv_ids = self._grown(self.adv_ids, n * A)
+            self.adv_targets = self._grown(self.adv_targets, n * A)
+        if c[_dc.C_STRAT] + 1 > self.st_obs.shape[0] or c[_dc.C_STRAT_NNZ] + A > self.st_ids.shape[0]:
+            n = 2 * self.st_obs.shape[0]
+            self.st_obs = self._grown(self.st_obs, n)
+            self.st_iter = self._grown(self.st_iter, n)
+            self.st_player = self._grown(self.st_player, n)
+            self.st_off = self._grown(self.st_off, n + 1)
+            self.st_ids = self._grown(self.st_ids, n * A)
+            self.st_probs = self._grown(self.st_probs, n * A)
+        if c[_dc.C_ENTRIES] + 1 > self.e_key.shape[0] or 2 * (c[_dc.C_ENTRIES] + 1) > self.e_table.shape[0]:
+            n = 2 * self.e_key.shape[0]
+            self.e_key = self._grown(self.e_key, n)
+            self.e_len = self._grown(self.e_len, n)
+            self.e_out = self._grown(self.e_out, n)
+            self.e_ready = self._grown(self.e_ready, n)
+            self.e_table = np.full(2 * n, -1, np.int64)
+            _gt.rebuild_table(self.e_table, self.e_key, self.e_len, int(c[_dc.C_ENTRIES]))
+        if int(self.sp.max(initial=0)) + 1 > self.depth:
+            self.depth *= 2
+            D = self.depth
+            self.fr_state = self._grown(self.fr_state, D, 1)
+            self.fr_acc = self._grown(self.fr_acc, D, 1)
+            self.fr_legal = self._grown(self.fr_legal, D, 1)
+            self.fr_nleg = self._grown(self.fr_nleg, D, 1)
+            self.fr_sigma = self._grown(self.fr_sigma, D, 1)
+            self.fr_val = self._grown(self.fr_val, D, 1)
+            self.fr_next = self._grown(self.fr_next, D, 1)
+
+
+_ERRORS = {
+    _dc.ERR_SIMULTANEOUS: "a decision node does not have exactly one acting player",
+    _dc.ERR_NO_LEGAL: "a decision node has no legal action",
+    _dc.ERR_KEY: "an information-state key is missing or longer than the game's max_info_key",
+    _dc.ERR_CHANCE: "a chance node has no outcome with positive probability",
+}
+
+
+class DeepCfr:
+    """Deep CFR (Brown et al. 2019) traversal data for Kuhn (2-10 players) and Leduc poker.
+
+    ``next_iteration()`` starts CFR iteration ``t`` (samples carry it, for linear weighting);
+    ``collect(player, traversals, infer)`` runs ``traversals`` external-sampling traversals with
+    ``player`` as the traverser, querying ``infer(obs: (rows, obs_size) float32) -> (rows, A)``
+    (one callable, or one per player) for the advantage-network outputs that regret matching
+    turns into strategies.  A callback that raises (or returns a malformed array) leaves the
+    solver exactly as it was.
+    """
+
+    __slots__ = ("_game", "_gdef", "_seed", "_iteration", "_traversals", "_k", "_obs", "_tree")
+
+    def __init__(self, game, seed=0):
+        from reinfors.games import GameHandle
+
+        if not isinstance(game, GameHandle):
+            raise TypeError(f"argument 'game': '{type(game).__name__}' object cannot be converted to 'GameHandle'")
+        seed = as_unsigned("seed", seed)
+        gdef = game._def
+        if gdef.simultaneous or not gdef.has_info_key:
+            raise ValueError(f"this game is not compatible with Deep CFR; see {_CATALOGUE}")
+        self._game = game
+        self._gdef = gdef
+        self._seed = seed
+        self._iteration = 0
+        self._traversals = 0  # traversals completed so far: the next traversal's stream index
+        self._k = None
+        self._obs = None
+        self._tree = None
+
+    @property
+    def iteration(self) -> int:
+        """The current CFR iteration (0 until the first ``next_iteration()``)."""
+        return self._iteration
+
+    def next_iteration(self) -> None:
+        """Start the next CFR iteration (the tag of the samples collected from now on)."""
+        self._iteration += 1
+
+    def resolved_config(self) -> dict:
+        """``{game, reward, schema: 1, solver: {name: "deep_cfr", seed}}``."""
+        d = self._gdef
+        return {
+            "game": self._game._resolved(),
+            "reward": dict(sorted(zip(d.reward_keys, d.reward_defaults, strict=True))),
+            "schema": 1,
+            "solver": {"name": "deep_cfr", "seed": self._seed},
+        }
+
+    def __repr__(self) -> str:
+        return f"DeepCfr({self._gdef.name!r}, iteration={self._iteration})"
+
+    # -- collection -------------------------------------------------------------------------------
+
+    def collect(self, player, traversals, infer) -> DeepCfrBatch:
+        """Run ``traversals`` traversals for traverser ``player``; see the class docstring."""
+        t0 = time.perf_counter()
+        player = as_unsigned("player", player)
+        traversals = as_unsigned("traversals", traversals)
+        d = self._gdef
+        if player >= d.n_players:
+            raise ValueError(f"player must be below {d.n_players}")
+        if self._iteration == 0:
+            raise ValueError("call next_iteration() before collecting (samples are weighted by the iteration)")
+        fns = _callables(infer, d.n_players)
+        if self._k is None:
+            self._k = _kernels(d)
+        k = self._k
+        weights = np.asarray(d.reward_defaults, np.float64)
+        first = min(traversals, _CHUNK)
+        buf = _Buffers(d, first, _DEPTH0)
+        tel = {"infer_calls": 0, "infer_rows": 0, "infer_seconds": 0.0}
+        done = 0
+        while done < traversals:
+            t = min(_CHUNK, traversals - done)
+            if buf.work.shape[0] != t:
+                buf.group(t)
+            k.init_traversals(
+                d.params, d.horizon, buf.work, buf.status, buf.wait_entry, buf.sp, buf.acc, buf.rngs,
+                np.uint64(self._seed ^ _RNG_MIX), np.uint64(self._traversals + done), np.uint64(player),
+            )  # fmt: skip
+            self._run_group(k, buf, weights, player, fns, tel)
+            done += t
+        c = buf.cnt
+        na, nza, ns, nzs = (int(c[i]) for i in (_dc.C_ADV, _dc.C_ADV_NNZ, _dc.C_STRAT, _dc.C_STRAT_NNZ))
+        batch = DeepCfrBatch._make(
+            advantage_obs=buf.adv_obs[:na].copy(),
+            advantage_iterations=buf.adv_iter[:na].copy(),
+            advantage_legal_offsets=buf.adv_off[: na + 1].copy(),
+            advantage_legal_ids=buf.adv_ids[:nza].copy(),
+            advantage_targets=buf.adv_targets[:nza].copy(),
+            strategy_obs=buf.st_obs[:ns].copy(),
+            strategy_iterations=buf.st_iter[:ns].copy(),
+            strategy_players=buf.st_player[:ns].copy(),
+            strategy_legal_offsets=buf.st_off[: ns + 1].copy(),
+            strategy_legal_ids=buf.st_ids[:nzs].copy(),
+            strategy_probs=buf.st_probs[:nzs].copy(),
+            telemetry={
+                "player": player,
+                "traversals": traversals,
+                "advantage_samples": na,
+                "strategy_samples": ns,
+                "infer_calls": tel["infer_calls"],
+                "infer_rows": tel["infer_rows"],
+                "infer_seconds": tel["infer_seconds"],
+                "collect_seconds": time.perf_counter() - t0,
+                "cache_lookups": int(c[_dc.C_LOOKUPS]),
+                "cache_hits": int(c[_dc.C_HITS]),
+            },
+        )
+        self._traversals += traversals  # only a completed collect advances the streams
+        return batch
+
+    def _run_group(self, k, buf, weights, player, fns, tel) -> None:
+        d = self._gdef
+        A = d.n_actions
+        while True:
+            code, _ = k.advance(
+                d.params, weights, player, self._iteration, d.n_players, d.max_chance,
+                buf.work, buf.status, buf.wait_entry, buf.sp, buf.acc, buf.rngs,
+                buf.fr_state, buf.fr_acc, buf.fr_legal, buf.fr_nleg, buf.fr_sigma, buf.fr_val, buf.fr_next,
+                buf.e_table, buf.e_key, buf.e_len, buf.e_out, buf.e_ready,
+                buf.wave_obs, buf.wave_entry, buf.wave_count,
+                buf.adv_obs, buf.adv_iter, buf.adv_off, buf.adv_ids, buf.adv_targets,
+                buf.st_obs, buf.st_iter, buf.st_player, buf.st_off, buf.st_ids, buf.st_probs,
+                buf.cnt,
+            )  # fmt: skip
+            if code == _dc.DONE_ALL:
+                return
+            if code == _dc.NEED_ROOM:
+                buf.grow()
+                continue
+            if code != _dc.NEED_INFER:
+                raise ValueError(f"this game cannot be traversed by Deep CFR: {_ERRORS[int(code)]}")
+            for p in range(d.n_players):
+                n = int(buf.wave_count[p])
+                if n == 0:
+                    continue
+                obs = buf.wave_obs[p, :n].copy()
+                s = time.perf_counter()
+                out = fns[p](obs)
+                tel["infer_seconds"] += time.perf_counter() - s
+                out = _check_output(out, n, A, "infer", "rows", f" — one row of {A} advantages per query")
+                if not np.isfinite(out).all():
+                    raise ValueError("Deep CFR infer outputs must contain only finite values")
+                ids = buf.wave_entry[p, :n]
+                buf.e_out[ids] = out
+                buf.e_ready[ids] = 1
+                buf.wave_count[p] = 0
+                tel["infer_calls"] += 1
+                tel["infer_rows"] += n
+            buf.cnt[_dc.C_WAVE] = 0
+            buf.status[buf.status == _dc.BLOCKED] = _dc.READY
+
+    # -- evaluation -------------------------------------------------------------------------------
+
+    def exploitability(self, policy_infer) -> float:
+        """Exploitability (NashConv / players) of the policy ``policy_infer`` describes.
+
+        ``policy_infer(obs: (infosets, obs_size) float32) -> (infosets, A)`` is called once with
+        one observation per info state of the game; each row's non-negative entries over the
+        legal actions, normalised, are the policy (uniform when they sum to zero).
+        """
+        if not callable(policy_infer):
+            raise TypeError(f"'{type(policy_infer).__name__}' object is not callable")
+        tree, obs = self._tree_obs()
+        n = tree.n_infosets
+        out = policy_infer(obs.copy())
+        out = _check_output(out, n, tree.n_actions, "policy_infer", "infosets", "")
+        policy = np.empty((n, tree.n_actions), np.float64)
+        self._k.policy_rows(np.ascontiguousarray(out, dtype=np.float64), tree.is_actions, tree.is_nact, policy)
+        return nash_conv(tree, policy) / tree.n_players
+
+    def _tree_obs(self):
+        """The CFR game tree and one observation per info state (built once per solver)."""
+        if self._tree is None:
+            d = self._gdef
+            try:
+                tree = game_tree(self._game)
+            except ValueError as e:
+                if "too many for exact tables" in str(e):
+                    raise ValueError(_ENUM_ERROR) from None
+                raise
+            if tree.n_nodes > _ENUM_CAP:
+                raise ValueError(_ENUM_ERROR)
+            if self._k is None:
+                self._k = _kernels(d)
+            obs = np.zeros((max(tree.n_infosets, 1), d.obs_size), np.float32)
+            seen = np.zeros(max(tree.n_infosets, 1), np.uint8)
+            written = self._k.infoset_obs(
+                d.params, d.horizon, d.state_size, d.n_players, d.n_actions, max(d.max_chance, 1),
+                max(tree.max_depth, 1), tree.table, tree.key_data, tree.key_len, obs, seen, len(d.reward_keys),
+            )  # fmt: skip
+            if written != tree.n_infosets:
+                raise ValueError("this game's information states could not be encoded for exploitability")
+            self._tree = tree
+            self._obs = obs[: tree.n_infosets]
+        return self._tree, self._obs
