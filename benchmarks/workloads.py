@@ -95,6 +95,17 @@ def build(name, rf, n_threads, spec=None):
         return eng, mlp(84, 7)
     if name == "c4_az_resnet":
         return _resnet_workload(rf, n_threads, spec or {})
+    if name == "holdem_ppo":  # TexasHoldem() 6 players, Ppo + Ppo, linear callback
+        game = G.TexasHoldem()
+        size = 31 * 4 * 13
+        w = (np.random.default_rng(0).standard_normal((size, 4)) * 0.05).astype(np.float32)
+        eng = rf.Engine(game, rf.Reward(), P.Ppo(), L.Ppo(gamma=1.0, lam=0.95), n_games=64, n_threads=n_threads)
+
+        def linear(obs):
+            out = obs @ w
+            return out[:, :3], np.tanh(out[:, 3])
+
+        return eng, linear
     raise KeyError(name)
 
 

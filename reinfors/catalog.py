@@ -5,8 +5,8 @@ without importing (or compiling) any kernel.  The records and texts are those of
 ``reinfors.catalog``, restricted to what this build registers:
 
 * ``GAMES`` lists only the games this build implements (``rf.games.registered()``: connect4,
-  gridworld, kuhn_poker, snake).  The original's other entries (backgammon, car_racing, chess,
-  leduc_poker, texas_holdem) are left out because those games do not exist here.
+  gridworld, kuhn_poker, snake, texas_holdem).  The original's other entries (backgammon,
+  car_racing, chess, leduc_poker) are left out because those games do not exist here.
 * ``ENCODER_INFO`` / ``ENCODERS`` likewise list only this build's encoders (one default encoder
   per game above).
 * ``ALGORITHMS`` is the original's full table, because ``GameInfo.algorithms`` refers to its keys.

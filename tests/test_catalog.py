@@ -20,6 +20,8 @@ GAMES = sorted(catalog.GAMES)
 
 # The constructor argument that sets the player count, for games with a player range.
 PLAYER_KW = {"kuhn_poker": "players", "snake": "num_snakes"}
+PLAYER_KW["texas_holdem"] = "num_players"
+DEFAULT_PLAYERS = {"texas_holdem": 6}  # games whose default is not the smallest player count
 
 
 def _player_range(info: catalog.GameInfo) -> tuple[int, int]:
@@ -107,7 +109,7 @@ def test_game_facts_match_runtime(name):
     assert game.name == name and rf.make_game(name).name == name
     env = rf.Env(game, rf.Reward(), seed=0)
     lo, hi = _player_range(info)
-    assert env.num_agents() == lo  # the default is the smallest player count
+    assert env.num_agents() == DEFAULT_PLAYERS.get(name, lo)  # else the smallest player count
     assert game.action_space().n == env.action_count() == _action_count(info)
     # reward keys: names, declaration order (the unknown-key message lists them) and defaults
     assert env.resolved_config()["reward"] == dict(info.reward_keys)

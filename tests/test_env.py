@@ -173,8 +173,8 @@ def test_resolved_config_and_fingerprint_match_the_original_bytes():
 
 
 def test_registries_and_handles():
-    assert rf.games.registered() == ["connect4", "gridworld", "kuhn_poker", "leduc_poker", "snake"]
-    assert rf.encoders.registered() == ["connect4", "gridworld", "kuhn_poker", "leduc_poker", "snake"]
+    assert rf.games.registered() == ["connect4", "gridworld", "kuhn_poker", "leduc_poker", "snake", "texas_holdem"]
+    assert rf.encoders.registered() == ["connect4", "gridworld", "kuhn_poker", "leduc_poker", "snake", "texas_holdem"]
     with pytest.raises(KeyError, match="unknown game 'chess'; registered"):
         rf.games.make("chess")
     g = rf.games.make("gridworld", size=3)

@@ -62,6 +62,7 @@ ROLES = (
     "apply_chance",
     "info_key",
     "settle",
+    "chance_uniform",
 )
 
 # Holder module whose attributes are the game functions the generated headers import.
@@ -125,7 +126,7 @@ def kernel_module(
         raise ValueError(f"unknown kernel family {family!r}; expected one of {FAMILIES}")
     base, _, option = family.partition("+")
     fns = dict(fns)
-    for role in ("chance_pending", "chance_outcomes", "apply_chance", "info_key", "settle"):
+    for role in ("chance_pending", "chance_outcomes", "apply_chance", "info_key", "settle", "chance_uniform"):
         if fns.get(role) is None:
             fns[role] = getattr(_defaults, role)
     template = "".join(t.read_text() for t in _TEMPLATES[base])

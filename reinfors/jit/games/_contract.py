@@ -28,7 +28,11 @@ The shared semantics, written once for every game (pgx's template-method ``Env.s
   whose tick is decided by the chance dealt during it (hold'em's all-in run-out) adds that tick's
   amounts there and returns True to end the episode (``DONE`` becomes ``TERMINAL``).  The
   tree searches' chance fans step without it (they refuse hidden-information games, the only
-  ones that define it so far).
+  ones that define it so far);
+* optional ``chance_uniform(params, state) -> m``: when the pending node is ``m`` equally likely
+  outcomes ``0 .. m-1`` the runtime's sampler draws ``index_hi(m)`` straight away (the same draw
+  ``sample_chance`` makes on that fan) instead of asking ``chance_outcomes`` for ``m``
+  probabilities; 0 = ask.  Searches and solvers still enumerate through ``chance_outcomes``.
 
 These functions are generic over the game: each engine-side kernel module is generated per game
 (``reinfors/_runtime/codegen.py``) and calls them with the game's functions bound statically.
@@ -57,7 +61,7 @@ REQUIRED_FUNCTIONS = (
     "is_terminal",
     "encode",
 )
-OPTIONAL_FUNCTIONS = ("chance_pending", "chance_outcomes", "apply_chance", "info_key", "settle")
+OPTIONAL_FUNCTIONS = ("chance_pending", "chance_outcomes", "apply_chance", "info_key", "settle", "chance_uniform")
 
 
 # -- parameter-row helpers (plain Python, used by the games' make_params / layout functions) -----

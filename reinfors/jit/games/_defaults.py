@@ -36,3 +36,9 @@ def info_key(params, state, agent, out):
 def settle(params, state, amounts):
     """No tick is decided by chance after the step: nothing to settle."""
     return False
+
+
+@kernel
+def chance_uniform(params, state):
+    """Unknown shape: the runtime asks ``chance_outcomes`` for the fan (0)."""
+    return 0

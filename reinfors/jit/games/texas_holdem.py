@@ -21,7 +21,8 @@ Outcome ``k`` of a deal node is the ``k``-th combination (lexicographic over asc
 ids) of the cards not yet dealt, so the Env's ``index_hi`` draw over the outcomes is the
 original's ``(x * C(rem, m)) >> 64``.  An all-in run-out deals its board *after* the closing
 action's step; :func:`settle` then pays the showdown in the same tick (the optional ``settle``
-role of the game contract).
+role of the game contract); ``chance_uniform`` lets the runtime draw a node without filling its
+up-to-22100-outcome fan.
 
 State row (``int64``; after the shared header; ``n = params[0]``)::
 
@@ -331,19 +332,24 @@ def chance_pending(params, state):
 
 
 @kernel
-def chance_outcomes(params, state, probs):
-    """Uniform outcomes: button seats, then hole pairs, flop triples, turn / river cards of the
-    cards still in the deck (outcome ``k`` = the ``k``-th combination, see the module doc)."""
+def chance_uniform(params, state):
+    """Every deal node is uniform: its outcome count (the runtime then draws without a fan)."""
     n = params[0]
     d = state[DEAL]
     if d == 0:
-        m = n
-    elif d <= n:
+        return n
+    if d <= n:
         rem = 52 - 2 * (d - 1)
-        m = rem * (rem - 1) // 2
-    else:
-        rem = 52 - 2 * n - state[BOARDN]
-        m = _comb(rem, 3) if state[STREET] == 1 else rem
+        return rem * (rem - 1) // 2
+    rem = 52 - 2 * n - state[BOARDN]
+    return _comb(rem, 3) if state[STREET] == 1 else rem
+
+
+@kernel
+def chance_outcomes(params, state, probs):
+    """Uniform outcomes: button seats, then hole pairs, flop triples, turn / river cards of the
+    cards still in the deck (outcome ``k`` = the ``k``-th combination, see the module doc)."""
+    m = chance_uniform(params, state)
     p = 1.0 / m
     for i in range(m):
         probs[i] = p
