@@ -25,14 +25,15 @@ ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "tests" / "solvers" / "cfr_driver.py"
 
 
-def ours(variant: str, iters: int) -> tuple[float, float]:
+def ours(variant: str, iters: int, game: str = "LeducPoker", kwargs: dict | None = None) -> tuple[float, float]:
     import reinfors as rf
 
-    c = rf.solvers.Cfr(rf.games.LeducPoker(), variant=variant, seed=0)
+    c = rf.solvers.Cfr(getattr(rf.games, game)(**(kwargs or {})), variant=variant, seed=0)
     c.iterate(1)
     t = time.perf_counter()
     c.iterate(iters)
-    return time.perf_counter() - t, c.nash_conv()
+    dt = time.perf_counter() - t
+    return dt, (c.nash_conv() if game != "TexasHoldem" else float(c.num_infosets))
 
 
 def openspiel(variant: str, iters: int) -> tuple[float, float]:
@@ -53,10 +54,10 @@ def openspiel(variant: str, iters: int) -> tuple[float, float]:
     return dt, float(pyspiel.nash_conv(game, s.average_policy()))
 
 
-def original(python: str, variant: str, iters: int) -> tuple[float, float] | None:
+def original(python: str, variant: str, iters: int, game: str = "LeducPoker", kwargs: dict | None = None):
     if not python or not Path(python).exists():
         return None
-    spec = {"time": {"game": "LeducPoker", "variant": variant, "iterations": iters}}
+    spec = {"time": {"game": game, "kwargs": kwargs or {}, "variant": variant, "iterations": iters}}
     out = subprocess.run([python, "-I", str(DRIVER), json.dumps(spec)], capture_output=True, text=True, cwd="/", timeout=600)
     if out.returncode != 0:
         return None
@@ -71,6 +72,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--orig", default=os.environ.get("REINFORS_ORIG_PYTHON", str(Path("/work/main/.venv-orig/bin/python"))))
     ap.add_argument("--variants", nargs="*", default=["vanilla", "plus", "external_mccfr"])
+    ap.add_argument("--holdem-iters", type=int, default=2000, help="0 skips the Hold'em MCCFR line")
     args = ap.parse_args()
     for variant in args.variants:
         n = args.mccfr_iters if variant == "external_mccfr" else args.cfr_iters
@@ -93,6 +95,14 @@ def main() -> None:
                 continue
             print(f"  {name:15s} {n / r[0]:12.1f} it/s   nash_conv {r[1]:.12g}   ours faster x{r[0] / base:.2f}")
         sys.stdout.flush()
+    if args.holdem_iters:
+        n, kw = args.holdem_iters, {"num_players": 2}
+        a = min((ours("external_mccfr", n, "TexasHoldem", kw) for _ in range(args.reps)), key=lambda r: r[0])
+        b = original(args.orig, "external_mccfr", n, "TexasHoldem", kw)
+        print(f"texas_holdem (2 players) external_mccfr: {n} iterations (no exact evaluation: info states shown)")
+        print(f"  {'ours':15s} {n / a[0]:12.1f} it/s   info states {a[1]:.0f}")
+        if b is not None:
+            print(f"  {'reinfors_0.4.0':15s} {n / b[0]:12.1f} it/s   ours faster x{b[0] / a[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -63,6 +63,7 @@ _G_ROLES = (
     "apply_chance",
     "info_key",
     "settle",
+    "chance_uniform",
 )
 
 

@@ -12,7 +12,7 @@ traversal has touched (the growing table of the original).
 :func:`mccfr_live` is the same traversal stepping the game itself (for games whose tree does not
 fit in arrays, Texas Hold'em): it is a kernel *template* like ``gametree.walk`` (``G_*`` names
 bound per game by the generated module that also holds ``gametree``), and its info-state table
-is the open-addressing key map of ``gametree`` in NumPy arrays that doubles when half full.
+is the open-addressing key map of ``gametree`` in NumPy arrays that grows fourfold when half full.
 
 Sampling: chance through ``rng.sample_chance`` (uniform nodes take one ``index_hi`` draw over
 the positive outcomes, as the original's chance stream); an opponent's slot is the first ``a``
@@ -179,9 +179,10 @@ def mccfr_iterations(
 
 @kernel
 def _grow(regret, cum, cur, key_data, key_len, is_nact, is_actions, n_infosets):
-    """Double the info-state arrays (the first ``n_infosets`` rows kept) and rebuild the table."""
-    cap = regret.shape[0] * 2
+    """Quadruple the info-state arrays (the first ``n_infosets`` rows kept) and rebuild the table."""
+    cap = regret.shape[0] * 4
     a = regret.shape[1]
+    n = n_infosets
     r2 = np.zeros((cap, a), np.float64)
     c2 = np.zeros((cap, a), np.float64)
     u2 = np.zeros((cap, a), np.float64)
@@ -189,18 +190,15 @@ def _grow(regret, cum, cur, key_data, key_len, is_nact, is_actions, n_infosets):
     l2 = np.zeros(cap, np.int32)
     n2 = np.zeros(cap, np.int32)
     x2 = np.full((cap, a), -1, np.int32)
-    for i in range(n_infosets):
-        for j in range(a):
-            r2[i, j] = regret[i, j]
-            c2[i, j] = cum[i, j]
-            u2[i, j] = cur[i, j]
-            x2[i, j] = is_actions[i, j]
-        for k in range(key_data.shape[1]):
-            k2[i, k] = key_data[i, k]
-        l2[i] = key_len[i]
-        n2[i] = is_nact[i]
+    r2[:n] = regret[:n]
+    c2[:n] = cum[:n]
+    u2[:n] = cur[:n]
+    x2[:n] = is_actions[:n]
+    k2[:n] = key_data[:n]
+    l2[:n] = key_len[:n]
+    n2[:n] = is_nact[:n]
     t2 = np.full(2 * cap, -1, np.int64)
-    for i in range(n_infosets):
+    for i in range(n):
         t2[key_find(t2, k2, l2, k2[i], l2[i])] = i
     return r2, c2, u2, k2, l2, n2, x2, t2
 
@@ -290,8 +288,12 @@ def mccfr_live(
                         ret = fr_u[d]
                         d -= 1
                     elif G_chance_pending(params, s):
-                        n = G_chance_outcomes(params, s, probs)
-                        o = _rng.sample_chance(rng, probs, n)
+                        m = G_chance_uniform(params, s)
+                        if m > 0:  # a declared uniform node: sample_chance's draw without the fan
+                            o = _rng.index_hi(rng, m)
+                        else:
+                            n = G_chance_outcomes(params, s, probs)
+                            o = _rng.sample_chance(rng, probs, n)
                         if d + 1 > max_depth:
                             return regret, cum, cur, key_data, key_len, is_nact, is_actions, table, n_infosets, 1
                         child = st[d + 1]
