@@ -660,6 +660,10 @@ class Cfr:
         self._rng[0] = rng
         self._iterations = int(iterations)
 
+    def __reduce__(self):
+        # no pickle (house rule, and the original refuses too); save() / load() are the format
+        raise TypeError("cannot pickle 'builtins.Cfr' object")
+
     def __repr__(self) -> str:
         return f"<reinfors.solvers.Cfr variant={self._variant!r} iterations={self._iterations}>"
 

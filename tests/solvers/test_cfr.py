@@ -258,3 +258,13 @@ def test_kuhn_seven_players_samples_by_stepping():
     exact = Cfr(rf.games.KuhnPoker(players=7), variant="plus")
     with pytest.raises(ValueError, match="more than 8388608 nodes"):
         exact.iterate(1)
+
+
+def test_no_pickle(kuhn):
+    import copy
+    import pickle
+
+    c = Cfr(kuhn)
+    for f in (pickle.dumps, copy.copy, copy.deepcopy):
+        with pytest.raises(TypeError, match="cannot pickle 'builtins.Cfr' object"):
+            f(c)
