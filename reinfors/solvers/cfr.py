@@ -62,6 +62,8 @@ _G_ROLES = (
     "chance_outcomes",
     "apply_chance",
     "info_key",
+    "settle",
+    "chance_uniform",
 )
 
 
@@ -80,7 +82,13 @@ def _tree_module(gdef):
     for role in _G_ROLES:
         fn = getattr(gdef.ns, role, None)
         fns[role] = fn if fn is not None else getattr(_defaults, role)
-    template = Path(_gt.__file__).read_text()
+    # the templates: gametree (walk) + mccfr (mccfr_live), without their __future__ lines
+    template = "\n".join(
+        line
+        for path in (_gt.__file__, _mccfr.__file__)
+        for line in Path(path).read_text().splitlines()
+        if not line.startswith("from __future__")
+    )
     h = hashlib.sha256(template.encode())
     h.update(f"cfrtree|{gdef.name}|{gdef.n_actions}".encode())
     for role in _G_ROLES:
@@ -124,6 +132,10 @@ _WALK_ERRORS = {
     _gt.ERR_INCONSISTENT: "one information-state key names states with different players or legal actions",
     _gt.ERR_CHANCE: "a chance node has no outcome with positive probability",
 }
+
+
+class TreeTooLarge(ValueError):
+    """The game tree exceeds the exact-table node cap."""
 
 
 class GameTree:
@@ -176,6 +188,8 @@ class GameTree:
             np.full(1, -1, np.int64),
         )
         nn, ne, nt, nd, _, err = mod.walk(*args.values(), False, *dummy, gdef.state_size, nk)
+        if err == _gt.ERR_NODES:
+            raise TreeTooLarge(f"this game's tree cannot be tabulated for CFR: {_WALK_ERRORS[int(err)]}")
         if err:
             raise ValueError(f"this game's tree cannot be tabulated for CFR: {_WALK_ERRORS[int(err)]}")
         cap = 1
@@ -282,7 +296,13 @@ def game_tree(game) -> GameTree:
     with _trees_lock:
         tree = _trees.get(key)
         if tree is None:
-            tree = _trees[key] = GameTree(gdef)
+            try:
+                tree = GameTree(gdef)
+            except TreeTooLarge as e:
+                tree = e
+            _trees[key] = tree
+        if isinstance(tree, Exception):
+            raise TreeTooLarge(str(tree))
         return tree
 
 
@@ -330,8 +350,6 @@ def nash_conv(tree: GameTree, policy) -> float:
 
 
 def _fingerprint(gdef, variant: str) -> str:
-    from reinfors.games import GameHandle  # noqa: F401  (handle config lives on the handle)
-
     desc = {
         "game": gdef.name,
         "params": [int(x) for x in gdef.params],
@@ -352,7 +370,7 @@ class Cfr:
 
     __slots__ = (
         "_game", "_gdef", "_variant", "_vcode", "_seed", "_rng", "_iterations", "_tree", "_regret",
-        "_cum", "_cur", "_seen", "_reach", "_value", "_fp",
+        "_cum", "_cur", "_seen", "_reach", "_value", "_fp", "_live", "_lt", "_ln",
     )  # fmt: skip
 
     def __init__(self, game, variant="plus", seed=0):
@@ -382,10 +400,19 @@ class Cfr:
         self._iterations = 0
         self._tree = None
         self._fp = _fingerprint(gdef, variant)
+        # Hold'em: no tree in arrays; the MCCFR traversal steps the game and grows its table
+        self._live = gdef.name in _SAMPLED_ONLY
+        self._lt = None
+        self._ln = 0
 
     # -- lazily built tables --------------------------------------------------------------------
 
     def _ensure(self) -> GameTree:
+        if self._live:
+            raise ValueError(
+                "exact evaluation (exploitability, nash_conv, best_response_values, expected_value) needs this "
+                f"game's full tree, which is too large to enumerate; see {_CATALOGUE}"
+            )
         if self._tree is None:
             tree = game_tree(self._game)
             shape = (tree.n_infosets, tree.n_actions)
@@ -399,6 +426,34 @@ class Cfr:
             self._tree = tree
         return self._tree
 
+    def _live_tables(self, rows: int = 1024):
+        """Empty growing tables ``(regret, cum, cur, key_data, key_len, is_nact, is_actions, table)``."""
+        g = self._gdef
+        a, k = g.n_actions, max(int(g.max_info_key), 1)
+        return (
+            np.zeros((rows, a), np.float64),
+            np.zeros((rows, a), np.float64),
+            np.zeros((rows, a), np.float64),
+            np.zeros((rows, k), np.uint8),
+            np.zeros(rows, np.int32),
+            np.zeros(rows, np.int32),
+            np.full((rows, a), -1, np.int32),
+            np.full(2 * rows, -1, np.int64),
+        )
+
+    def _iterate_live(self, n: int) -> None:
+        if self._lt is None:
+            self._lt = self._live_tables()
+        g = self._gdef
+        mod = _tree_module(g)
+        out = mod.mccfr_live(
+            g.params, int(g.horizon), np.asarray(g.reward_defaults, np.float64), g.n_players, g.n_actions,
+            int(g.max_chance), g.state_size, len(g.reward_defaults), _MAX_DEPTH, *self._lt, self._ln, self._rng, n,
+        )  # fmt: skip
+        self._lt, self._ln, err = tuple(out[:8]), int(out[8]), int(out[9])
+        if err:
+            raise RuntimeError(f"external MCCFR traversal failed (code {err}): the game breaks the CFR contract")
+
     # -- public surface -------------------------------------------------------------------------
 
     @property
@@ -409,6 +464,8 @@ class Cfr:
     @property
     def num_infosets(self) -> int:
         """Information states in the table (the ones an iteration has visited)."""
+        if self._live:
+            return self._ln
         if self._tree is None:
             return 0
         return int(np.count_nonzero(self._seen))
@@ -421,6 +478,18 @@ class Cfr:
         """Run ``n`` iterations (each updates every player once)."""
         n = as_unsigned("n", n)
         if n == 0:
+            return
+        if self._vcode == 2 and not self._live and self._tree is None:
+            try:
+                self._ensure()
+            except TreeTooLarge:  # Kuhn with 7+ players: sample by stepping the game instead
+                self._live = True
+        if self._live:
+            while n > 0:
+                k = min(n, 1 << 16)
+                self._iterate_live(k)
+                self._iterations += k
+                n -= k
             return
         t = self._ensure()
         chunk = 1 << 20
@@ -435,7 +504,7 @@ class Cfr:
             else:
                 if self._reach is None:
                     self._reach = np.zeros((t.n_nodes, t.n_players + 1), np.float64)
-                    self._value = np.zeros((t.n_nodes, t.n_players), np.float64)
+                    self._value = np.zeros(t.n_nodes, np.float64)
                 _cfr.cfr_iterations(
                     t.kind, t.player, t.infoset, t.first_edge, t.n_edges, t.term_id, t.edge_child, t.edge_prob,
                     t.util, t.is_nact, self._regret, self._cum, self._cur, self._reach, self._value, t.n_players,
@@ -474,19 +543,28 @@ class Cfr:
         """``(actions, probs)`` of the average strategy at info state ``key`` (bytes), or None."""
         if not isinstance(key, bytes):
             raise TypeError(f"argument 'key': '{type(key).__name__}' object cannot be converted to 'PyBytes'")
-        if self._tree is None:
-            return None
-        t = self._tree
-        i = t.infoset_id(key)
-        if i < 0 or not self._seen[i]:
-            return None
-        na = int(t.is_nact[i])
-        row = self._cum[i, :na]
+        if self._live:
+            if self._lt is None or len(key) > self._lt[3].shape[1]:
+                return None
+            regret, cum, cur, key_data, key_len, is_nact, is_actions, table = self._lt
+            i = int(table[_gt.key_find(table, key_data, key_len, np.frombuffer(key, np.uint8).copy(), len(key))])
+            if i < 0:
+                return None
+        else:
+            if self._tree is None:
+                return None
+            t = self._tree
+            i = t.infoset_id(key)
+            if i < 0 or not self._seen[i]:
+                return None
+            cum, is_nact, is_actions = self._cum, t.is_nact, t.is_actions
+        na = int(is_nact[i])
+        row = cum[i, :na]
         total = 0.0
         for v in row.tolist():  # sequential sum (at most A terms), as the kernels
             total += v
         probs = [1.0 / na] * na if total == 0.0 else [float(v) / total for v in row]
-        return [int(a) for a in t.is_actions[i, :na]], probs
+        return [int(a) for a in is_actions[i, :na]], probs
 
     # -- snapshots ------------------------------------------------------------------------------
 
@@ -497,13 +575,25 @@ class Cfr:
         head += self._fp.encode()
         head += bytes([_PAYLOAD, self._vcode])
         head += struct.pack("<IQQ", self._gdef.n_actions, int(self._rng[0]), self._iterations)
-        if self._tree is None:
+        if self._live:
+            if self._lt is None or self._ln == 0:
+                return bytes(head) + struct.pack("<Q", 0)
+            regret, cum, cur, key_data, key_len, is_nact, is_actions, _ = self._lt
+            n = self._ln
+            kd, kl = key_data[:n], key_len[:n]
+            padded = np.where(np.arange(kd.shape[1])[None, :] < kl[:, None], kd.astype(np.int16), -1)
+            order = np.lexsort(padded.T[::-1]).astype(np.int64)
+        elif self._tree is None:
             return bytes(head) + struct.pack("<Q", 0)
-        t = self._tree
-        order = t.key_order[self._seen[t.key_order] != 0].astype(np.int64)
-        size = _cfr.packed_size(order, t.key_len, t.is_nact)
+        else:
+            t = self._tree
+            regret, cum, cur, key_data, key_len, is_nact, is_actions = (
+                self._regret, self._cum, self._cur, t.key_data, t.key_len, t.is_nact, t.is_actions
+            )
+            order = t.key_order[self._seen[t.key_order] != 0].astype(np.int64)
+        size = _cfr.packed_size(order, key_len, is_nact)
         buf = np.zeros(size, np.uint8)
-        _cfr.pack_entries(order, t.key_data, t.key_len, t.is_nact, t.is_actions, self._regret, self._cum, self._cur, buf)
+        _cfr.pack_entries(order, key_data, key_len, is_nact, is_actions, regret, cum, cur, buf)
         return bytes(head) + struct.pack("<Q", order.size) + buf.tobytes()
 
     def load(self, bytes) -> None:  # noqa: A002  (the original's parameter name)
@@ -537,6 +627,24 @@ class Cfr:
         body = np.frombuffer(data, np.uint8, offset=99)
         if count > body.size // 8:
             raise ValueError("implausible node count")
+        if self._live:
+            rows = 1024
+            while rows < 2 * (count + 1):
+                rows *= 2
+            lt = self._live_tables(rows)
+            regret, cum, cur, key_data, key_len, is_nact, is_actions, table = lt
+            max_key = key_data.shape[1]
+            err = _cfr.unpack_insert(
+                body, count, self._gdef.n_actions, max_key, key_data, key_len, is_nact, is_actions, regret, cum, cur
+            )
+            if err:
+                raise ValueError(_UNPACK_ERRORS[int(err)])
+            if _cfr.insert_keys(table, key_data, key_len, count) >= 0:
+                raise ValueError(_UNPACK_ERRORS[_cfr.UNPACK_DUPLICATE])
+            self._lt, self._ln = lt, int(count)
+            self._rng[0] = rng
+            self._iterations = int(iterations)
+            return
         t = self._ensure()
         regret = np.zeros_like(self._regret)
         cum = np.zeros_like(self._cum)
@@ -551,6 +659,10 @@ class Cfr:
         self._regret, self._cum, self._cur, self._seen = regret, cum, cur, seen
         self._rng[0] = rng
         self._iterations = int(iterations)
+
+    def __reduce__(self):
+        # no pickle (house rule, and the original refuses too); save() / load() are the format
+        raise TypeError("cannot pickle 'builtins.Cfr' object")
 
     def __repr__(self) -> str:
         return f"<reinfors.solvers.Cfr variant={self._variant!r} iterations={self._iterations}>"

@@ -5,10 +5,13 @@ written as array passes instead of a recursion: for each traverser in seat order
 
 1. a pre-order pass propagates the reach vector ``reach[n, 0..P]`` (one entry per player, the
    last for chance) from the root with the *current* policy;
-2. a reverse pre-order pass computes every node's value vector ``value[n, 0..P-1]`` (a node
-   whose players all have zero reach is pruned to zeros, as OpenSpiel does);
-3. a pre-order pass over the traverser's decision nodes adds the counterfactual regrets and the
-   reach-weighted policy (times the iteration number for CFR+'s linear averaging) — pre-order
+2. a reverse pre-order pass computes every node's value for the traverser ``value[n]`` (the
+   traverser's entry of OpenSpiel's value vector, the only one its updates read; a node whose
+   players all have zero reach is pruned to zero, as OpenSpiel does);
+3. a pre-order pass over the traverser's decision nodes adds the counterfactual regrets (the
+   counterfactual reach is chance's reach times the other players' in seat order — reinfors
+   0.4.0's order; OpenSpiel's ``prod(r[:p]) * prod(r[p+1:])`` rounds differently in the last
+   bits for 3+ players) and the reach-weighted policy (times the iteration number for CFR+'s linear averaging) — pre-order
    visits the nodes of one info state in the same order as OpenSpiel's recursion, so every
    accumulator sums its terms in the same order;
 4. CFR+ clamps every cumulative regret at zero; regret matching refreshes the current policy.
@@ -91,7 +94,7 @@ def cfr_iterations(
 
     Tree arrays as in ``gametree``; ``regret, cum, cur: [n_infosets, A] float64`` (``cur`` must
     hold the regret-matched policy of ``regret`` on entry and does on exit);
-    ``reach: [n_nodes, P + 1]`` and ``value: [n_nodes, P]`` float64 scratch.  Iterations are
+    ``reach: [n_nodes, P + 1]`` and ``value: [n_nodes]`` float64 scratch.  Iterations are
     numbered ``first_iteration + 1 ..`` (``first_iteration`` float64; the CFR+ averaging weight).
     """
     n_nodes = kind.shape[0]
@@ -125,34 +128,26 @@ def cfr_iterations(
             for n in range(n_nodes - 1, -1, -1):
                 k = kind[n]
                 if k == 0:
-                    t = term_id[n]
-                    for q in range(n_players):
-                        value[n, q] = util[t, q]
+                    value[n] = util[term_id[n], trav]
                     continue
-                for q in range(n_players):
-                    value[n, q] = 0.0
+                v = 0.0
                 e0 = first_edge[n]
                 ne = n_edges[n]
                 if k == 1:
                     for j in range(ne):
-                        c = edge_child[e0 + j]
-                        p = edge_prob[e0 + j]
-                        for q in range(n_players):
-                            value[n, q] += p * value[c, q]
+                        v += edge_prob[e0 + j] * value[edge_child[e0 + j]]
+                    value[n] = v
                 else:
                     live = False
                     for q in range(n_players):
                         if reach[n, q] != 0.0:
                             live = True
                             break
-                    if not live:
-                        continue
-                    i = infoset[n]
-                    for j in range(ne):
-                        c = edge_child[e0 + j]
-                        p = cur[i, j]
-                        for q in range(n_players):
-                            value[n, q] += p * value[c, q]
+                    if live:
+                        i = infoset[n]
+                        for j in range(ne):
+                            v += cur[i, j] * value[edge_child[e0 + j]]
+                    value[n] = v
             # 3. regrets and policy sums of the traverser, pre-order
             for n in range(n_nodes):
                 if kind[n] != 2 or player[n] != trav:
@@ -164,20 +159,17 @@ def cfr_iterations(
                         break
                 if not live:
                     continue
-                cf = 1.0
-                for q in range(trav):
-                    cf *= reach[n, q]
-                rest = 1.0
-                for q in range(trav + 1, n_players + 1):
-                    rest *= reach[n, q]
-                cf = cf * rest
+                cf = reach[n, n_players]
+                for q in range(n_players):
+                    if q != trav:
+                        cf *= reach[n, q]
                 own = reach[n, trav]
                 i = infoset[n]
                 e0 = first_edge[n]
-                v = value[n, trav]
+                v = value[n]
                 for j in range(n_edges[n]):
                     c = edge_child[e0 + j]
-                    regret[i, j] += cf * (value[c, trav] - v)
+                    regret[i, j] += cf * (value[c] - v)
                     cum[i, j] += weight * own * cur[i, j]
             # 4. CFR+ floor, then regret matching for the next traverser
             if plus:
@@ -310,3 +302,56 @@ def unpack_entries(buf, count, max_actions, table, key_data, key_len, is_nact, i
     if pos != size:
         return UNPACK_TRAILING
     return 0
+
+
+@kernel
+def unpack_insert(buf, count, max_actions, max_key, key_data, key_len, is_nact, is_actions, regret, cum, cur):
+    """Like :func:`unpack_entries` for a growing table (external MCCFR on Hold'em): rows
+    ``0 .. count-1`` are filled in payload order (the caller rebuilds the key table and checks
+    duplicates).  Returns 0 or an ``UNPACK_*`` code."""
+    tmp = np.zeros(1, np.float64)
+    size = buf.shape[0]
+    pos = 0
+    for r in range(count):
+        if pos + 4 > size:
+            return UNPACK_TRUNCATED
+        n = _get_u32(buf, pos)
+        pos += 4
+        if pos + n + 4 > size:
+            return UNPACK_TRUNCATED
+        if n > max_key:
+            return UNPACK_UNKNOWN
+        for k in range(n):
+            key_data[r, k] = buf[pos + k]
+        key_len[r] = n
+        pos += n
+        na = _get_u32(buf, pos)
+        pos += 4
+        if na > max_actions:
+            return UNPACK_ACTIONS
+        if pos + 28 * na > size:
+            return UNPACK_TRUNCATED
+        is_nact[r] = na
+        for a in range(na):
+            act = _get_u32(buf, pos)
+            if act >= max_actions:
+                return UNPACK_MISMATCH
+            is_actions[r, a] = act
+            regret[r, a] = _get_f64(buf, pos + 4, tmp)
+            cum[r, a] = _get_f64(buf, pos + 12, tmp)
+            cur[r, a] = _get_f64(buf, pos + 20, tmp)
+            pos += 28
+    if pos != size:
+        return UNPACK_TRAILING
+    return 0
+
+
+@kernel
+def insert_keys(table, key_data, key_len, n):
+    """Fill ``table`` (all -1) with rows ``0 .. n-1``; returns the first duplicate row or -1."""
+    for i in range(n):
+        slot = key_find(table, key_data, key_len, key_data[i], key_len[i])
+        if table[slot] >= 0:
+            return i
+        table[slot] = i
+    return -1
