@@ -20,6 +20,7 @@ from typing import Any
 
 from . import catalog, chance_modes, encoders, games, learners, noise, policies, spaces
 from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
+from .chess import chess_action_uci, chess_uci_action
 from .config import engine_from_config
 from .engine import Engine
 from .env import Env, EnvSnapshot
@@ -104,4 +105,6 @@ __all__ = [
     "registered_games",
     "spaces",
     "testing",
+    "chess_action_uci",
+    "chess_uci_action",
 ]

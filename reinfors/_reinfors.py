@@ -6,6 +6,7 @@ every name here *is* the public object (``rf.Env is rf._reinfors.Env``).
 
 from __future__ import annotations
 
+from .chess import chess_action_uci, chess_uci_action
 from .encoders import EncoderHandle
 from .env import Env, EnvSnapshot
 from .games import GameHandle
@@ -39,4 +40,6 @@ __all__ = [
     "Reward",
     "build_info",
     "core_version",
+    "chess_action_uci",
+    "chess_uci_action",
 ]

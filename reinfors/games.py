@@ -33,6 +33,7 @@ __all__ = [
     "make",
     "registered",
 ]
+__all__ += ["Chess"]
 
 # registry name -> (module import path, action count)
 _GAME_INFO = {
@@ -40,6 +41,7 @@ _GAME_INFO = {
     "gridworld": ("reinfors.jit.games.gridworld", 4),
     "kuhn_poker": ("reinfors.jit.games.kuhn_poker", 2),
     "snake": ("reinfors.jit.games.snake", 3),
+    "chess": ("reinfors.jit.games.chess", 4672),
 }
 
 
@@ -146,6 +148,8 @@ def _builtin(name: str, encoder, **kwargs) -> GameHandle:
     module = importlib.import_module(_GAME_INFO[name][0])
     if encoder is not None and not isinstance(encoder, EncoderHandle):  # argument types first
         raise TypeError(f"argument 'encoder': '{type(encoder).__name__}' object cannot be converted to 'EncoderHandle'")
+    if encoder is not None and encoder._game == name:
+        kwargs.update(encoder._game_params())  # e.g. the AlphaZero chess history length
     params = module.make_params(**kwargs)
     enc = _encoder_for(name, module, encoder)
     encode, obs_shape, low, high = enc._parts()
@@ -158,7 +162,18 @@ GridWorld = GameHandle.GridWorld
 Snake = GameHandle.Snake
 KuhnPoker = GameHandle.KuhnPoker
 
+
+def _chess(max_ticks=512, encoder=None) -> GameHandle:
+    """Chess: 2 players, sequential, AlphaZero 8x8x73 = 4672 actions, obs ``(19, 8, 8)``
+    (``minimal_chess``); ``max_ticks=None`` never truncates."""
+    return _builtin("chess", encoder, max_ticks=max_ticks)
+
+
+GameHandle.Chess = staticmethod(_chess)
+Chess = GameHandle.Chess
+
 _REGISTRY = {"connect4": Connect4, "gridworld": GridWorld, "kuhn_poker": KuhnPoker, "snake": Snake}
+_REGISTRY["chess"] = Chess
 
 
 registered, make = registry("game", _REGISTRY)
