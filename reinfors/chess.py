@@ -130,7 +130,9 @@ def _legal(pos) -> list[int]:
 
     board, turn, castle, ep = pos[0], pos[1], pos[2], pos[3]
     ids = np.zeros(256, np.int64)
-    n = mg.generate(board.copy(), turn, castle, ep, ids, None, False)
+    b = board.copy()
+    n = mg.generate(b, turn, castle, ep, ids, None, False)
+    mg.sort_ids(b, turn, ep, ids, n)
     return [int(a) for a in ids[:n]]
 
 

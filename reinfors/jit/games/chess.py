@@ -256,8 +256,11 @@ def legal(params, state, agent, mask):
 
 @kernel
 def legal_ids(params, state, ids):
-    """Legal ids of the mover in generation order into ``ids: [>= 256] int64``; returns the count."""
-    return mg.generate(state[BOARD : BOARD + 64], state[TURN], state[CASTLE], state[EP], ids, None, False)
+    """Legal ids of the mover in reinfors 0.4.0's order into ``ids: [>= 256] int64``; returns the count."""
+    b = state[BOARD : BOARD + 64]
+    n = mg.generate(b, state[TURN], state[CASTLE], state[EP], ids, None, False)
+    mg.sort_ids(b, state[TURN], state[EP], ids, n)
+    return n
 
 
 @kernel

@@ -166,6 +166,81 @@ def _queen_plane(frm, to):
 
 
 @kernel
+def pinned(board, turn, ksq, sq):
+    """True when ``turn``'s piece on ``sq`` is pinned to its king on ``ksq`` by an enemy slider."""
+    df = sq % 8 - ksq % 8
+    dr = sq // 8 - ksq // 8
+    if sq == ksq or not (df == 0 or dr == 0 or abs(df) == abs(dr)):
+        return False
+    sf = 0 if df == 0 else (1 if df > 0 else -1)
+    sr = 0 if dr == 0 else (1 if dr > 0 else -1)
+    d = 0
+    for k in range(8):
+        if DIR_DF[k] == sf and DIR_DR[k] == sr:
+            d = k
+    seen_self = False
+    enemy = 6 * (1 - turn)
+    for i in range(RAY_LEN[ksq, d]):
+        t = RAYS[ksq, d, i]
+        c = board[t]
+        if c == 0:
+            continue
+        if not seen_self:
+            if t != sq:
+                return False
+            seen_self = True
+            continue
+        return c == enemy + 5 or (c == enemy + 3 and d % 2 == 1) or (c == enemy + 4 and d % 2 == 0)
+    return False
+
+
+@kernel
+def order_key(board, turn, ep, ksq, action):
+    """Sort key of a legal ``action`` in reinfors 0.4.0's legal-move order (probed; the order of
+    the cozy-chess generator): pawns, knights, bishops, rooks, queens, king; within a type the
+    unpinned pieces by from-square, then the pinned ones, and after all pawn moves the
+    en-passant captures; within a piece by target square (castling = the rook's square),
+    promotions N, B, R, Q."""
+    frm = action // N_PLANES
+    plane = action % N_PLANES
+    f, r = frm % 8, frm // 8
+    promo_rank = 3
+    if plane < 56:
+        d = plane // 7
+        dist = plane % 7 + 1
+        to = (r + DIR_DR[d] * dist) * 8 + f + DIR_DF[d] * dist
+    elif plane < 64:
+        k = plane - 56
+        to = (r + KN_DR[k]) * 8 + f + KN_DF[k]
+    else:
+        u = plane - 64
+        side = u // 3
+        promo_rank = u % 3
+        to = frm + (8 if turn == 0 else -8) + (0 if side == 0 else (-1 if side == 1 else 1))
+    t = board[frm] - 6 * turn
+    if t == 6:
+        group = 11
+    elif t == 1 and to == ep and (to - frm) % 8 != 0:
+        group = 2
+    else:
+        group = (0 if t == 1 else 2 * t - 1) + (1 if pinned(board, turn, ksq, frm) else 0)
+    return ((group * 64 + frm) * 64 + to) * 4 + promo_rank
+
+
+@kernel
+def sort_ids(board, turn, ep, ids, n):
+    """Sort ``ids[:n]`` into the original's order (see :func:`order_key`); off the hot path."""
+    ksq = king_square(board, turn)
+    keys = np.empty(n, np.int64)
+    for i in range(n):
+        keys[i] = order_key(board, turn, ep, ksq, ids[i])
+    order = np.argsort(keys)
+    tmp = ids[:n].copy()
+    for i in range(n):
+        ids[i] = tmp[order[i]]
+
+
+@kernel
 def generate(board, turn, castle, ep, ids, mask, first_only):
     """Legal moves of ``turn`` as action ids.
 
@@ -173,7 +248,8 @@ def generate(board, turn, castle, ep, ids, mask, first_only):
     ----------
     board : [64] int64 — piece codes (modified and restored in place while testing moves).
     turn : int — colour to move; ``castle`` the rights bits; ``ep`` the en-passant target or -1.
-    ids : [>= 256] int64 or None — receives the ids in generation order.
+    ids : [>= 256] int64 or None — receives the ids (generation order; :func:`sort_ids` puts them
+        in reinfors 0.4.0's order).
     mask : [4672] uint8 or None — receives 1 at every legal id (the caller zeroes it).
     first_only : bool — stop after the first legal move (a cheap "has a move" test).
 
