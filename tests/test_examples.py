@@ -84,3 +84,9 @@ def test_checkpointing_example_resumes_record_exactly(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "identical to the uninterrupted run: True" in out.stdout
     assert (tmp_path / "engine.snap").stat().st_size > 0 and (tmp_path / "replay.npz").exists()
+
+
+def test_alphazero_chess_example_runs():
+    out = _run_example("alphazero_chess.py", "--iterations", "2", "--records", "32", "--sims", "4", "--n-games", "2", timeout=900)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("iteration ") == 2 and "network's opening move: " in out.stdout
