@@ -190,3 +190,33 @@ def test_uci_helpers():
 def test_check_game_conformance():
     stats = rf.testing.check_game(rf.games.Chess(max_ticks=60), episodes=3, max_steps=80, batch=4)
     assert stats["ticks"] > 0 and stats["snapshots"] > 0
+
+
+def test_alphazero_engine_collects_on_chess():
+    """AlphaZero(32 simulations) + learners.AlphaZero(gamma=1) self-play: records carry the
+    19x8x8 observation, a visit distribution on the legal set (CSR) and +-1/0 outcomes."""
+    eng = rf.Engine(
+        rf.games.Chess(max_ticks=24),
+        rf.Reward(),
+        rf.policies.AlphaZero(num_simulations=32),
+        rf.learners.AlphaZero(gamma=1.0),
+        n_games=2,
+        n_threads=1,
+    )
+
+    def infer(obs):
+        assert obs.shape[1] == 19 * 64
+        return np.zeros((len(obs), 4672), np.float32), np.zeros(len(obs), np.float32)
+
+    b = eng.collect(48, infer)
+    m = len(b.obs)
+    assert m >= 48 and b.obs.shape == (m, 19 * 64) and b.policy_targets.shape == (m, 4672)
+    assert len(b.legal_offsets) == m + 1 and b.legal_offsets[-1] == len(b.legal_ids)
+    for i in range(m):
+        ids = b.legal_ids[b.legal_offsets[i] : b.legal_offsets[i + 1]]
+        support = np.flatnonzero(b.policy_targets[i])
+        assert set(support.tolist()) <= set(ids.tolist())
+        assert abs(b.policy_targets[i].sum() - 1.0) < 1e-9 and b.policy_weights[i] == 1.0
+    assert set(np.unique(b.value_targets).tolist()) <= {-1.0, 0.0, 1.0}
+    first = b.legal_ids[b.legal_offsets[0] : b.legal_offsets[1]]
+    assert len(first) == 20  # the opening position
