@@ -205,9 +205,9 @@ def _replay(spec, want):
 
 def _case_outcomes(spec, want):
     for (uci, fen), theirs in zip(spec["uci"], want["uci"], strict=True):
-        assert outcome(lambda: rf.chess_uci_action(uci, fen)) == theirs, (uci, fen)
+        assert outcome(lambda uci=uci, fen=fen: rf.chess_uci_action(uci, fen)) == theirs, (uci, fen)
     for (a, fen), theirs in zip(spec["act"], want["act"], strict=True):
-        assert outcome(lambda: rf.chess_action_uci(a, fen)) == theirs, (a, fen)
+        assert outcome(lambda a=a, fen=fen: rf.chess_action_uci(a, fen)) == theirs, (a, fen)
     for (kwargs, encspec), theirs in zip(spec["ctor"], want["ctor"], strict=True):
 
         def make(kwargs=kwargs, encspec=encspec):
@@ -222,7 +222,7 @@ def _case_outcomes(spec, want):
         assert outcome(make) == theirs, (kwargs, encspec)
     for (name, a, agent), theirs in zip(spec["heads"], want["heads"], strict=True):
         e = getattr(rf.encoders, name)()
-        ours = [outcome(lambda: e.head_index(a, agent)), outcome(lambda: e.game_action(a, agent))]
+        ours = [outcome(lambda: e.head_index(a, agent)), outcome(lambda: e.game_action(a, agent))]  # noqa: B023
         assert ours == theirs, (name, a, agent)
 
 

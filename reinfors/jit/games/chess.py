@@ -35,7 +35,7 @@ from reinfors._validate import as_unsigned
 from reinfors.jit._compile import kernel
 from reinfors.jit.games import chess_encoders as _enc
 from reinfors.jit.games import chess_movegen as mg
-from reinfors.jit.games._contract import DONE, HEADER, engine_horizon, u64_word, word_u64
+from reinfors.jit.games._contract import DONE, engine_horizon, u64_word, word_u64
 from reinfors.jit.games.chess_layout import (
     BOARD,
     CASTLE,
@@ -44,7 +44,6 @@ from reinfors.jit.games.chess_layout import (
     HALF,
     HIST,
     HIST_W,
-    P_AZH,
     P_MAX_TICKS,
     P_RING,
     PLY,
