@@ -1,8 +1,8 @@
 """Differential tests: Chess against reinfors==0.4.0 (side venv).
 
 Seeded random playouts to the end of the game (every terminal rule shows up over the seeds) are
-replayed tick by tick: legal sets *and the original's generation order* (our ``legal_ids``
-kernel; ``Env.legal_actions`` itself lists ids ascending, see docs/original-0.4.0/chess.md),
+replayed tick by tick: legal lists in the original's generation order (``Env.legal_actions``
+and the ``legal_ids`` kernel),
 observations of both agents under all four encoders (SHA-256 of the float32 bytes), inspection
 state, events, rewards, done flag and ticks.  UCI helpers, constructors, encoder head maps and
 their errors are compared outcome for outcome.  Skips cleanly without the side venv.
@@ -192,7 +192,7 @@ def _replay(spec, want):
                 assert env.active_agents() == tick["active"], where
                 mover = tick["active"][0] if tick["active"] else None
                 legal = env.legal_actions(mover) if mover is not None else []
-                assert legal == sorted(tick["legal"]), where
+                assert legal == tick["legal"], where  # the original's generation order
                 if mover is not None:
                     n = _chess.legal_ids(game._def.params, env._state, ids)
                     assert [int(a) for a in ids[:n]] == tick["legal"], f"{where}: generation order"

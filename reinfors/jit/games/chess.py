@@ -153,6 +153,14 @@ def events(params, state, amounts) -> list:
     return out
 
 
+def legal_order(params, state, ids) -> list:
+    """``Env.legal_actions``: the mover's legal ids in reinfors 0.4.0's order (``ids`` is the
+    ascending list from the mask; see ``chess_movegen.order_key``)."""
+    out = np.zeros(256, np.int64)
+    n = legal_ids(params, state.copy(), out)
+    return [int(a) for a in out[:n]]
+
+
 def validate_state(params, state) -> str | None:
     """Reject forged rows: piece codes, kings, flags, the ring's current entry and the result."""
     board = np.asarray(state[BOARD : BOARD + 64])
