@@ -150,6 +150,13 @@ def _alphazero_chess(history_length=8) -> EncoderHandle:
     return _builtin("alphazero_chess", history_length=h)
 
 
+for _fn, _label in (
+    (_minimal_chess, "MinimalChess"),
+    (_relative_chess, "RelativeChess"),
+    (_openspiel_chess, "OpenSpielChess"),
+    (_alphazero_chess, "AlphaZeroChess"),
+):
+    _fn.__name__, _fn.__qualname__ = _label, f"EncoderHandle.{_label}"  # the original's TypeError wording
 EncoderHandle.MinimalChess = staticmethod(_minimal_chess)
 EncoderHandle.RelativeChess = staticmethod(_relative_chess)
 EncoderHandle.OpenSpielChess = staticmethod(_openspiel_chess)

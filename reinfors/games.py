@@ -169,6 +169,7 @@ def _chess(max_ticks=512, encoder=None) -> GameHandle:
     return _builtin("chess", encoder, max_ticks=max_ticks)
 
 
+_chess.__name__, _chess.__qualname__ = "Chess", "GameHandle.Chess"  # the original's TypeError wording
 GameHandle.Chess = staticmethod(_chess)
 Chess = GameHandle.Chess
 
