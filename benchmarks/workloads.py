@@ -93,6 +93,16 @@ def build(name, rf, n_threads, spec=None):
         eng = rf.Engine(G.Connect4(), rf.Reward(), P.Ppo(), L.Ppo(gamma=0.99, lam=0.95), n_games=64,
                         n_threads=n_threads)  # fmt: skip
         return eng, mlp(84, 7)
+    if name == "chess_az_zero":  # design.md §7: 32 simulations, zero callback, 32 games
+        eng = rf.Engine(
+            G.Chess(),
+            rf.Reward(),
+            P.AlphaZero(num_simulations=32),
+            L.AlphaZero(gamma=1.0),
+            n_games=32,
+            n_threads=n_threads,
+        )
+        return eng, lambda obs: (np.zeros((len(obs), 4672), np.float32), np.zeros(len(obs), np.float32))
     if name == "c4_az_resnet":
         return _resnet_workload(rf, n_threads, spec or {})
     if name == "holdem_ppo":  # TexasHoldem() 6 players, Ppo + Ppo, linear callback

@@ -22,6 +22,7 @@ from . import catalog, chance_modes, encoders, games, learners, noise, policies,
 from . import solvers
 from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
 from .batches import DeepCfrBatch
+from .chess import chess_action_uci, chess_uci_action
 from .config import engine_from_config
 from .engine import Engine
 from .env import Env, EnvSnapshot
@@ -104,4 +105,6 @@ __all__ = [
     "arena",
     "gym",
     "starts",
+    "chess_action_uci",
+    "chess_uci_action",
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .batches import AlphaZeroBatch, DeepCfrBatch, DqnBatch, PpoBatch, TreeStrapBatch
 from .chance_modes import ChanceModeHandle
+from .chess import chess_action_uci, chess_uci_action
 from .encoders import EncoderHandle
 from .engine import Engine
 from .env import Env, EnvSnapshot
@@ -61,4 +62,6 @@ __all__ = [
     "TreeStrapBatch",
     "build_info",
     "core_version",
+    "chess_action_uci",
+    "chess_uci_action",
 ]

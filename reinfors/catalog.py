@@ -193,6 +193,21 @@ GAMES: dict[str, GameInfo] = {
     ),
 }
 
+GAMES["chess"] = GameInfo(
+    label="Chess",
+    players="2",
+    dynamics="Sequential",
+    chance="No",
+    information="Perfect",
+    actions="AlphaZero 8x8x73",
+    observation="Selectable fixed CHW encoder",
+    reward_keys=(("win", 1.0), ("loss", -1.0), ("draw", 0.0)),
+    adapters="PettingZoo AEC",
+    reached_state_starts=False,
+    algorithms=_ENGINE_ALGORITHMS,
+    summary="Standard chess with minimal, relative, OpenSpiel and AlphaZero observation views.",
+)
+
 
 ENCODER_INFO: dict[str, EncoderInfo] = {
     "snake": EncoderInfo(
@@ -240,6 +255,37 @@ ENCODER_INFO: dict[str, EncoderInfo] = {
         summary="Player-relative cards, betting state, stacks, and positions.",
     ),
 }
+ENCODER_INFO.update(
+    minimal_chess=EncoderInfo(
+        label="MinimalChess",
+        game="Chess",
+        shape="(19, 8, 8)",
+        constructor="rf.encoders.MinimalChess()",
+        summary="Absolute piece, turn, castling, en-passant and clock planes; the Chess default.",
+    ),
+    relative_chess=EncoderInfo(
+        label="RelativeChess",
+        game="Chess",
+        shape="(19, 8, 8)",
+        constructor="rf.encoders.RelativeChess()",
+        summary="Mover-relative board and matching action-head mapping.",
+    ),
+    openspiel_chess=EncoderInfo(
+        label="OpenSpielChess",
+        game="Chess",
+        shape="(20, 8, 8)",
+        constructor="rf.encoders.OpenSpielChess()",
+        summary="OpenSpiel-compatible observation for parity and benchmarking.",
+    ),
+    alphazero_chess=EncoderInfo(
+        label="AlphaZeroChess",
+        game="Chess",
+        shape="(119, 8, 8) by default",
+        constructor="rf.encoders.AlphaZeroChess(history_length=8)",
+        summary="Uses `14 * history_length + 7` channels for history, repetition, side, move-count, "
+        "castling and clock features.",
+    ),
+)
 
 
 _TREESTRAP_PAPER = (

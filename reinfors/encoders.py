@@ -13,7 +13,10 @@ import importlib
 from ._registry import registry
 from ._validate import as_unsigned
 
-__all__ = ["EncoderHandle", "Connect4", "GridWorld", "Snake", "KuhnPoker", "LeducPoker", "TexasHoldem", "make", "registered"]
+__all__ = [
+    "EncoderHandle", "Connect4", "GridWorld", "Snake", "KuhnPoker", "LeducPoker", "TexasHoldem",
+    "MinimalChess", "RelativeChess", "OpenSpielChess", "AlphaZeroChess", "make", "registered",
+]  # fmt: skip
 
 _CATALOGUE_ENCODERS = "https://jeepjeepjeep.github.io/reinfors/catalogue/games/#observation-encoders"
 
@@ -25,19 +28,24 @@ _BUILTIN = {
     "kuhn_poker": ("kuhn_poker", "reinfors.jit.games.kuhn_poker"),
     "texas_holdem": ("texas_holdem", "reinfors.jit.games.texas_holdem"),
     "leduc_poker": ("leduc_poker", "reinfors.jit.games.leduc_poker"),
+    "minimal_chess": ("chess", "reinfors.jit.games.chess"),
+    "relative_chess": ("chess", "reinfors.jit.games.chess"),
+    "openspiel_chess": ("chess", "reinfors.jit.games.chess"),
+    "alphazero_chess": ("chess", "reinfors.jit.games.chess"),
 }
 
 
 class EncoderHandle:
     """An observation view of one game (opaque; pass it to the game constructor's ``encoder=``)."""
 
-    __slots__ = ("_name", "_game", "_module", "_custom")
+    __slots__ = ("_name", "_game", "_module", "_custom", "_options")
 
-    def __init__(self, name: str, game: str, module: str | None = None, custom=None):
+    def __init__(self, name: str, game: str, module: str | None = None, custom=None, options=None):
         self._name = name
         self._game = game
         self._module = module
         self._custom = custom  # (encode, obs_shape, low, high, n_actions) for user-defined encoders
+        self._options = dict(options or {})  # encoder parameters (resolved config, game params)
 
     @property
     def name(self) -> str:
@@ -56,23 +64,36 @@ class EncoderHandle:
             raise ValueError(f'incompatible encoder "{self._name}" for game "{game_name}"; see {_CATALOGUE_ENCODERS}')
 
     def _config(self) -> dict:
-        return {"name": self._name}
+        return dict(sorted({"name": self._name, **self._options}.items()))
+
+    def _game_params(self) -> dict:
+        """Extra game parameters this encoder needs in the state row (e.g. a history length)."""
+        return dict(self._options)
+
+    def _head_map(self):
+        """``(head_index, game_action)`` njit functions ``(action, agent) -> int`` when the head
+        frame differs from the action frame (a module's ``HEAD_MAPS``), else None (identity)."""
+        if self._custom is not None or self._module is None:
+            return None
+        return getattr(importlib.import_module(self._module), "HEAD_MAPS", {}).get(self._name)
 
     def head_index(self, action: int, agent: int) -> int:
-        """Network head index of game action ``action`` for ``agent`` (identity for these encoders)."""
-        return self._map("action", action, agent)
+        """Network head index of game action ``action`` for ``agent`` (identity except for
+        encoders with a head map, e.g. ``relative_chess``)."""
+        return self._map("action", action, agent, 0)
 
     def game_action(self, head: int, agent: int) -> int:
-        """Game action of network head ``head`` for ``agent`` (identity for these encoders)."""
-        return self._map("head", head, agent)
+        """Game action of network head ``head`` for ``agent`` (inverse of :meth:`head_index`)."""
+        return self._map("head", head, agent, 1)
 
-    def _map(self, label, value, agent) -> int:
+    def _map(self, label, value, agent, direction) -> int:
         a = as_unsigned(label, value)
-        as_unsigned("agent", agent)
+        ag = as_unsigned("agent", agent)
         n = self._n_actions()
         if a >= n:
             raise ValueError(f"{label} {a} out of range for the {n}-action {self._name} encoding")
-        return a
+        hm = self._head_map()
+        return a if hm is None else int(hm[direction](a, ag))
 
     def _n_actions(self) -> int:
         if self._custom is not None:
@@ -113,9 +134,47 @@ class EncoderHandle:
         return _builtin("leduc_poker")
 
 
-def _builtin(name: str) -> EncoderHandle:
+def _builtin(name: str, **options) -> EncoderHandle:
     game, module = _BUILTIN[name]
-    return EncoderHandle(name, game, module)
+    return EncoderHandle(name, game, module, options=options)
+
+
+def _minimal_chess() -> EncoderHandle:
+    """Chess planes ``(19, 8, 8)`` in the absolute frame (the chess default)."""
+    return _builtin("minimal_chess")
+
+
+def _relative_chess() -> EncoderHandle:
+    """Chess planes ``(19, 8, 8)`` in the observer's frame, with a mirrored head map for agent 1."""
+    return _builtin("relative_chess")
+
+
+def _openspiel_chess() -> EncoderHandle:
+    """OpenSpiel's chess observation tensor ``(20, 8, 8)``."""
+    return _builtin("openspiel_chess")
+
+
+def _alphazero_chess(history_length=8) -> EncoderHandle:
+    """AlphaZero's chess planes ``(14 * history_length + 7, 8, 8)``."""
+    h = as_unsigned("history_length", history_length)
+    if h < 1:
+        raise ValueError("history_length must be >= 1")
+    if (14 * h + 7) * 64 >= 2**31:
+        raise ValueError(f"history_length {h} makes the observation tensor exceed 2^31 elements")
+    return _builtin("alphazero_chess", history_length=h)
+
+
+for _fn, _label in (
+    (_minimal_chess, "MinimalChess"),
+    (_relative_chess, "RelativeChess"),
+    (_openspiel_chess, "OpenSpielChess"),
+    (_alphazero_chess, "AlphaZeroChess"),
+):
+    _fn.__name__, _fn.__qualname__ = _label, f"EncoderHandle.{_label}"  # the original's TypeError wording
+EncoderHandle.MinimalChess = staticmethod(_minimal_chess)
+EncoderHandle.RelativeChess = staticmethod(_relative_chess)
+EncoderHandle.OpenSpielChess = staticmethod(_openspiel_chess)
+EncoderHandle.AlphaZeroChess = staticmethod(_alphazero_chess)
 
 
 Connect4 = EncoderHandle.Connect4
@@ -125,11 +184,20 @@ KuhnPoker = EncoderHandle.KuhnPoker
 TexasHoldem = EncoderHandle.TexasHoldem
 LeducPoker = EncoderHandle.LeducPoker
 
+MinimalChess = EncoderHandle.MinimalChess
+RelativeChess = EncoderHandle.RelativeChess
+OpenSpielChess = EncoderHandle.OpenSpielChess
+AlphaZeroChess = EncoderHandle.AlphaZeroChess
+
 _REGISTRY = {
+    "alphazero_chess": AlphaZeroChess,
     "connect4": Connect4,
     "gridworld": GridWorld,
     "kuhn_poker": KuhnPoker,
     "leduc_poker": LeducPoker,
+    "minimal_chess": MinimalChess,
+    "openspiel_chess": OpenSpielChess,
+    "relative_chess": RelativeChess,
     "snake": Snake,
     "texas_holdem": TexasHoldem,
 }

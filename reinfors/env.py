@@ -244,7 +244,9 @@ class Env:
         """Legal action ids of ``agent`` (``[]`` for a non-mover and after the end)."""
         a = _agent(self._def.n_players, agent)
         self._k.legal_mask(self._def.params, self._state, a, self._mask)
-        return [int(i) for i in np.flatnonzero(self._mask)]
+        ids = [int(i) for i in np.flatnonzero(self._mask)]
+        order = getattr(self._def.ns, "legal_order", None)  # a game listing legal ids in its own order
+        return order(self._def.params, self._state, ids) if order is not None and ids else ids
 
     def observe(self, agent: int) -> np.ndarray:
         """``agent``'s observation, float32 of ``observation_space().shape`` (works after the end)."""

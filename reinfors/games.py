@@ -35,6 +35,7 @@ __all__ = [
     "make",
     "registered",
 ]
+__all__ += ["Chess"]
 
 # registry name -> (module import path, action count)
 _GAME_INFO = {
@@ -43,6 +44,7 @@ _GAME_INFO = {
     "kuhn_poker": ("reinfors.jit.games.kuhn_poker", 2),
     "leduc_poker": ("reinfors.jit.games.leduc_poker", 3),
     "snake": ("reinfors.jit.games.snake", 3),
+    "chess": ("reinfors.jit.games.chess", 4672),
     "texas_holdem": ("reinfors.jit.games.texas_holdem", 3),
 }
 
@@ -169,6 +171,8 @@ def _builtin(name: str, encoder, **kwargs) -> GameHandle:
     module = importlib.import_module(_GAME_INFO[name][0])
     if encoder is not None and not isinstance(encoder, EncoderHandle):  # argument types first
         raise TypeError(f"argument 'encoder': '{type(encoder).__name__}' object cannot be converted to 'EncoderHandle'")
+    if encoder is not None and encoder._game == name:
+        kwargs.update(encoder._game_params())  # e.g. the AlphaZero chess history length
     params = module.make_params(**kwargs)
     enc = _encoder_for(name, module, encoder)
     encode, obs_shape, low, high = enc._parts()
@@ -183,7 +187,19 @@ KuhnPoker = GameHandle.KuhnPoker
 TexasHoldem = GameHandle.TexasHoldem
 LeducPoker = GameHandle.LeducPoker
 
+
+def _chess(max_ticks=512, encoder=None) -> GameHandle:
+    """Chess: 2 players, sequential, AlphaZero 8x8x73 = 4672 actions, obs ``(19, 8, 8)``
+    (``minimal_chess``); ``max_ticks=None`` never truncates."""
+    return _builtin("chess", encoder, max_ticks=max_ticks)
+
+
+_chess.__name__, _chess.__qualname__ = "Chess", "GameHandle.Chess"  # the original's TypeError wording
+GameHandle.Chess = staticmethod(_chess)
+Chess = GameHandle.Chess
+
 _REGISTRY = {
+    "chess": Chess,
     "connect4": Connect4,
     "gridworld": GridWorld,
     "kuhn_poker": KuhnPoker,

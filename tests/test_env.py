@@ -9,10 +9,11 @@ from hypothesis import strategies as st
 
 import reinfors as rf
 
-# The games (and default encoders) this build registers so far; the original also has chess,
-# backgammon and car_racing.
-BUILT_GAMES = ["connect4", "gridworld", "kuhn_poker", "leduc_poker", "snake", "texas_holdem"]
-BUILT_ENCODERS = BUILT_GAMES
+# The games this build registers so far; the original also has backgammon and car_racing.
+BUILT_GAMES = ["chess", "connect4", "gridworld", "kuhn_poker", "leduc_poker", "snake", "texas_holdem"]
+BUILT_ENCODERS = sorted(
+    [g for g in BUILT_GAMES if g != "chess"] + ["alphazero_chess", "minimal_chess", "openspiel_chess", "relative_chess"]
+)
 
 GAMES = {
     "connect4": lambda: rf.games.Connect4(),

@@ -91,3 +91,8 @@ def test_eval_arena_example_runs():
     assert out.returncode == 0, out.stderr
     assert "match 1: 4 games" in out.stdout and "match 2: 4 games" in out.stdout
     assert out.stdout.count("payoff ") == 2 and "± " in out.stdout
+
+
+def test_alphazero_chess_example_runs():
+    out = _run_example("alphazero_chess.py", "--iterations", "2", "--records", "32", "--sims", "4", "--n-games", "2", timeout=900)
+    assert out.stdout.count("iteration ") == 2 and "network's opening move: " in out.stdout
