@@ -8,13 +8,15 @@ slot ``k`` of a dedicated single-threaded :class:`Runtime` and drives its kernel
    row) or parks (search finished: ``cfg[CFG_CHOOSE] == 1`` parks with the action in
    ``sinfo[k, SI_CHOICE]`` and never steps; model-free: acted once on the runtime's copy);
 2. the round's rows — all in one arena sized for every row a round can hold — are put in env
-   order, **deduplicated by exact bytes** (first occurrence order), sent to ``infer`` in ONE
-   call, validated like the Engine's outputs, expanded back to every requesting row and routed.
+   order, **deduplicated by exact bytes** (first occurrence order; one kernel call,
+   ``reinfors/jit/dedupe.py``), sent to ``infer`` in ONE call, validated like the Engine's
+   outputs, expanded back to every requesting row and routed.
 
 Repeat until every slot parked.  Python work is per round (a few whole-array NumPy operations
 and one kernel call each), never per row.
 
-Purity: the envs are only read (state rows copied); nothing is cached between calls.
+Purity: the envs are only read (state rows copied); no result, statistic or random state is
+reused between calls (a finished call's runtime buffers are, zero-filled: see ``_take``).
 
 RNG (the original's per-env derivation was not recovered, docs/original-0.4.0/engine-search.md
 §5): slot ``k`` of a call with ``seed`` starts the SplitMix64 stream
@@ -26,10 +28,14 @@ env's state, plies[k]) and the callback; Minimax on a chance-free game uses no r
 
 from __future__ import annotations
 
+import collections
 import ctypes
+import json
+import threading
 
 import numpy as np
 
+from reinfors.jit import dedupe as _dedupe
 from reinfors.jit import engine_codes as C
 
 from .routes import PVValidator, QValidator
@@ -186,7 +192,7 @@ def choose(policy, envs, infer, seed, plies, gamma) -> list[int]:
             "SelectiveExpectimax.choose is not available in this build yet; AlphaZero, Mcts, Minimax, "
             "EpsilonGreedyQ and Ppo support choose"
         )
-    rt, validate = _build(policy, envs, seed, plies, gamma)
+    rt, validate, key = _build(policy, envs, seed, plies, gamma)
     _drive(rt, infer, validate)
     if policy.name in _MODEL_FREE:
         # One record per slot (the mover's decision; every player learns): its action.
@@ -198,7 +204,55 @@ def choose(policy, envs, infer, seed, plies, gamma) -> list[int]:
             raise KernelError("choose: a slot finished without a decision record")
     else:
         out = rt["sinfo"][:, C.SI_CHOICE]
-    return [int(a) for a in out]
+    actions = [int(a) for a in out]
+    _give_back(key, rt)  # only a call that completed returns its runtime for reuse
+    return actions
+
+
+# -- runtime reuse ---------------------------------------------------------------------------------
+#
+# Building a Runtime (≈70 arrays and their address table) costs milliseconds, more than the
+# search of a small call, and an Arena makes thousands of calls of one composition.  A finished
+# call's runtime is quiescent (every slot parked, arenas recycled, rings drained), so it is kept
+# and *reset* for the next call of the same composition and batch size: every state array is
+# zero-filled in place — exactly a new runtime's contents — and refilled from the envs.  Only
+# buffers are reused; no search statistic, prediction or random state survives a call.
+
+_RUNTIMES: collections.OrderedDict = collections.OrderedDict()
+_RUNTIMES_MAX = 8
+_RUNTIMES_LOCK = threading.Lock()
+# Arrays a reset keeps: the composition's constants and the lock-free rings (consistent and
+# empty at quiescence; zeroing their sequence words would break them).
+_KEEP = frozenset(("params", "cfg", "fcfg", "weights", "learn", "msg_seq", "msg_data", "msg_pos",
+                   "rdy_seq", "rdy_data", "rdy_pos"))  # fmt: skip
+
+
+def _take(key) -> Runtime | None:
+    with _RUNTIMES_LOCK:
+        hit = _RUNTIMES.pop(key, None)
+    if hit is None:
+        return None
+    rt = hit[1]
+    for name, a in rt._arrays.items():
+        if name not in _KEEP:
+            a.fill(0)
+    rt.spans.fill(0)
+    rt.span_n.fill(0)
+    rt.window_acc[:] = 0
+    rt.ctl[C.C_REC_CAP] = rt["r_meta"].shape[0]
+    rt.copy_mode = False
+    rt._route_fires = [0] * rt.n_routes
+    rt._stalls = 0
+    rt.error = None
+    return rt
+
+
+def _give_back(key, rt: Runtime) -> None:
+    with _RUNTIMES_LOCK:
+        _RUNTIMES[key] = (key, rt)
+        _RUNTIMES.move_to_end(key)
+        while len(_RUNTIMES) > _RUNTIMES_MAX:
+            _RUNTIMES.popitem(last=False)
 
 
 def _build(policy, envs, seed, plies, gamma):
@@ -229,6 +283,30 @@ def _build(policy, envs, seed, plies, gamma):
         max_rows = max(d.n_players, search["max_rows"])
     q = policy.output == "q"
     n_heads = policy.n_heads if q else 1
+    # The GameDef object itself is part of the key (held by the cached entry, so its id stays
+    # unique): user games with equal configs may still have different rules.
+    key = (d, first._fingerprint, json.dumps(policy._config(), sort_keys=True), float(gamma), G)
+    rt = _take(key)
+    if rt is None:
+        rt = _new_runtime(d, kind, learner_kind, G, seed, max_rows, learn, first, n_heads, policy, gamma, q, search)
+    states, srng, sinfo = rt["states"], rt["srng"], rt["sinfo"]
+    states[:] = np.stack([e._state for e in envs])
+    srng[:, 0] = streams(seed, G)
+    sinfo[:] = 0
+    # Minimax and the model-free policies never read the ply; keep it an int64.
+    sinfo[:, C.SI_EPLEN] = np.array([min(p, 1 << 62) for p in plies], np.int64)
+    sinfo[:, C.SI_STATUS] = C.ST_EMIT
+    if kind == C.POLICY_EGQ:
+        # The engine draws the episode's head at reset; a choose call is its own "episode".
+        sinfo[:, C.SI_HEAD] = (_next_u64(srng[:, 0]) % np.uint64(n_heads)).astype(np.int64)
+    rt.ctl[C.C_TARGET] = 1  # every slot is at level 0: one decision each
+    validate = QValidator(n_heads, A) if q else PVValidator(A, "AlphaZero" if policy.name == "alphazero" else "Ppo")
+    return rt, validate, key
+
+
+def _new_runtime(d, kind, learner_kind, G, seed, max_rows, learn, first, n_heads, policy, gamma, q, search):
+    """A runtime for ``G`` choose slots: single-threaded, one arena holding a whole round."""
+    A = d.n_actions
     rt = Runtime(
         d,
         policy_kind=kind,
@@ -255,19 +333,7 @@ def _build(policy, envs, seed, plies, gamma):
     rt.n_arenas = 1
     rt._alloc_routes()
     rt._ensure_capacity(1)  # model-free: one record and at most one episode per slot
-    states, srng, sinfo = rt["states"], rt["srng"], rt["sinfo"]
-    states[:] = np.stack([e._state for e in envs])
-    srng[:, 0] = streams(seed, G)
-    sinfo[:] = 0
-    # Minimax and the model-free policies never read the ply; keep it an int64.
-    sinfo[:, C.SI_EPLEN] = np.array([min(p, 1 << 62) for p in plies], np.int64)
-    sinfo[:, C.SI_STATUS] = C.ST_EMIT
-    if kind == C.POLICY_EGQ:
-        # The engine draws the episode's head at reset; a choose call is its own "episode".
-        sinfo[:, C.SI_HEAD] = (_next_u64(srng[:, 0]) % np.uint64(n_heads)).astype(np.int64)
-    rt.ctl[C.C_TARGET] = 1  # every slot is at level 0: one decision each
-    validate = QValidator(n_heads, A) if q else PVValidator(A, "AlphaZero" if policy.name == "alphazero" else "Ppo")
-    return rt, validate
+    return rt
 
 
 def _drive(rt: Runtime, infer, validate) -> None:
@@ -289,26 +355,12 @@ def _drive(rt: Runtime, infer, validate) -> None:
         route, i = divmod(code, rt.n_arenas)
         n = int(k.arena_fill(E, route, i))
         rows = rt["arena_rows"][route, i, :n]
-        sp = rt.spans[code, : rt.span_n[code]]  # (slot, start, rows, row offset) per span
-        counts = sp[:, 2]
-        total = int(counts.sum())
-        if total != n:
-            raise KernelError(f"choose: span table covers {total} of {n} rows")
-        # Arena position and (slot, request offset) of every row, then env order.
-        base = np.repeat(np.cumsum(counts) - counts, counts)
-        t = np.arange(n) - base
-        pos = np.repeat(sp[:, 1], counts) + t
-        order = np.lexsort((np.repeat(sp[:, 3], counts) + t, np.repeat(sp[:, 0], counts)))
-        pos = pos[order]
-        ordered = rows[pos]  # [n, O] float32, env order
-        # Exact-bytes dedupe, first occurrence order.
-        keys = np.ascontiguousarray(ordered).view(np.dtype((np.void, ordered.shape[1] * 4))).ravel()
-        _, first_idx, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        perm = np.argsort(first_idx, kind="stable")
-        rank = np.empty_like(perm)
-        rank[perm] = np.arange(len(perm))
-        unique_rows = ordered[first_idx[perm]]  # [u, O] float32, a fresh C-contiguous array
+        n_sp = int(rt.span_n[code])
+        if int(rt.spans[code, :n_sp, 2].sum()) != n:
+            raise KernelError(f"choose: span table covers {int(rt.spans[code, :n_sp, 2].sum())} of {n} rows")
+        # Env order (slot, request offset), exact-bytes dedupe in first-occurrence order.
+        unique_src, row_uid = _dedupe.order_unique(rows, rt.spans[code], n_sp)
+        unique_rows = rows[unique_src]  # [u, O] float32, a fresh C-contiguous array
         pred = validate(infer(unique_rows), len(unique_rows))  # [u, W] float64
-        out = np.empty((n, pred.shape[1]), np.float64)
-        out[pos] = pred[rank[inverse.ravel()]]
+        out = pred[row_uid]  # [n, W], arena row order
         k.finish_fire(E, rt.spans, rt.span_n, route, i, out, rt.ready_buf, True, np.int64(0))

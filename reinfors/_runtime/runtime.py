@@ -408,12 +408,20 @@ class Runtime:
         ``E[i] = (address, dims...)`` of the i-th state array in ``_ORDER``.  The arrays stay
         referenced by ``self._arrays``; the table is rebuilt after any reallocation."""
         table = np.zeros((len(self._ORDER), 5), np.int64)
+        seen = getattr(self, "_E_rows", None) or {}
+        rows = {}
         for i, name in enumerate(self._ORDER):
             a = self._arrays[name]
-            if not a.flags.c_contiguous or a.ndim > 4:
-                raise AssertionError(f"engine array {name} must be C-contiguous with ndim <= 4")
-            table[i, 0] = a.ctypes.data
-            table[i, 1 : 1 + a.ndim] = a.shape
+            hit = seen.get(name)
+            if hit is not None and hit[0] is a and hit[1][1 : 1 + a.ndim] == a.shape:
+                row = hit[1]  # unchanged array: its address row (reading ctypes.data costs ~10 us)
+            else:
+                if not a.flags.c_contiguous or a.ndim > 4:
+                    raise AssertionError(f"engine array {name} must be C-contiguous with ndim <= 4")
+                row = (a.ctypes.data, *a.shape)
+            rows[name] = (a, row)
+            table[i, : len(row)] = row
+        self._E_rows = rows
         self.E = table
 
     def __getitem__(self, name: str) -> np.ndarray:

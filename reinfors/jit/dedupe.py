@@ -1,0 +1,77 @@
+"""Row deduplication for ``PolicyHandle.choose``: one kernel call per inference round.
+
+A choose round's rows sit in one arena in span order.  The callback must see them in *env
+order* (slot, then request offset) with exact-bytes duplicates removed (first occurrence kept),
+and every arena row must get back its unique row's prediction.  ``order_unique`` does both in
+one pass: it orders the spans, hashes each row's bytes into an open-addressing table and
+compares candidates bit for bit, so it costs O(rows x obs) with no sort of the row bytes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._compile import kernel
+
+_H0 = np.uint64(0x9E3779B97F4A7C15)
+_HM = np.uint64(0xBF58476D1CE4E5B9)
+
+
+@kernel
+def order_unique(rows, spans, n_spans):
+    """Env-ordered exact-bytes dedupe of an arena's rows.
+
+    Parameters
+    ----------
+    rows : [n, O] float32, the arena's committed rows (span order).
+    spans : [>= n_spans, 4] int64, per span ``(slot, start row, rows, request offset)``.
+    n_spans : int, spans in use.
+
+    Returns
+    -------
+    unique_src : [u] int64, arena row of each unique row, in first-occurrence env order.
+    row_uid : [n] int64, for every arena row the index of its unique row in ``unique_src``.
+    """
+    n, O = rows.shape
+    bits = rows.view(np.uint32)
+    keys = np.empty(n_spans, np.int64)
+    big = np.int64(1) << 32
+    for s in range(n_spans):
+        keys[s] = spans[s, 0] * big + spans[s, 3]
+    order = np.argsort(keys, kind="mergesort")
+    cap = 16
+    while cap < 2 * n:
+        cap *= 2
+    table = np.full(cap, -1, np.int64)  # unique index, or -1
+    unique_src = np.empty(n, np.int64)
+    row_uid = np.empty(n, np.int64)
+    u = 0
+    mask = np.uint64(cap - 1)
+    for oi in range(n_spans):
+        s = order[oi]
+        for t in range(spans[s, 2]):
+            r = spans[s, 1] + t
+            h = _H0
+            for c in range(O):
+                h = (h ^ np.uint64(bits[r, c])) * _HM
+                h ^= h >> np.uint64(29)
+            slot = h & mask
+            while True:
+                j = table[slot]
+                if j < 0:
+                    table[slot] = u
+                    unique_src[u] = r
+                    row_uid[r] = u
+                    u += 1
+                    break
+                q = unique_src[j]
+                same = True
+                for c in range(O):
+                    if bits[q, c] != bits[r, c]:
+                        same = False
+                        break
+                if same:
+                    row_uid[r] = j
+                    break
+                slot = (slot + np.uint64(1)) & mask
+    return unique_src[:u].copy(), row_uid
