@@ -100,7 +100,6 @@ __all__ = [
     "registered_games",
     "solvers",
     "spaces",
-    "testing",
     "Arena",
     "arena",
     "gym",
