@@ -12,6 +12,7 @@ file::
         <reinfors/jit/game_kernels.tmpl>                            # body: shared step
         <reinfors/jit/engine_kernels.tmpl>                          #   semantics + runtime
         <reinfors/jit/search_kernels.tmpl | search_stub.tmpl>       #   + tree search (family)
+        <reinfors/jit/search_chance.tmpl>                           #   + its chance nodes
 
 The game's njit functions are published as attributes of the holder module
 ``reinfors._gamefns`` (so the header can import them whether they live in a package, a script or
@@ -45,7 +46,12 @@ _JIT = Path(_compile.__file__).resolve().parent
 # ``+cache`` adds the inference-cache paths (``CACHE_ON``).
 _TEMPLATES = {
     "modelfree": (_JIT / "game_kernels.tmpl", _JIT / "engine_kernels.tmpl", _JIT / "search_stub.tmpl"),
-    "tree": (_JIT / "game_kernels.tmpl", _JIT / "engine_kernels.tmpl", _JIT / "search_kernels.tmpl"),
+    "tree": (
+        _JIT / "game_kernels.tmpl",
+        _JIT / "engine_kernels.tmpl",
+        _JIT / "search_kernels.tmpl",
+        _JIT / "search_chance.tmpl",  # in-step chance nodes of the sequential trees
+    ),
 }
 _TEMPLATES["minimax"] = _TEMPLATES["selexp"] = _TEMPLATES["tree"]
 FAMILIES = tuple(f"{b}{c}" for b in _TEMPLATES for c in ("", "+cache"))
