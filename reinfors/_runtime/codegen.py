@@ -12,6 +12,7 @@ file::
         <reinfors/jit/game_kernels.tmpl>                            # body: shared step
         <reinfors/jit/engine_kernels.tmpl>                          #   semantics + runtime
         <reinfors/jit/search_kernels.tmpl | search_stub.tmpl>       #   + tree search (family)
+        <reinfors/jit/search_chance.tmpl>                           #   + its chance nodes
 
 The game's njit functions are published as attributes of the holder module
 ``reinfors._gamefns`` (so the header can import them whether they live in a package, a script or
@@ -45,7 +46,12 @@ _JIT = Path(_compile.__file__).resolve().parent
 # ``+cache`` adds the inference-cache paths (``CACHE_ON``).
 _TEMPLATES = {
     "modelfree": (_JIT / "game_kernels.tmpl", _JIT / "engine_kernels.tmpl", _JIT / "search_stub.tmpl"),
-    "tree": (_JIT / "game_kernels.tmpl", _JIT / "engine_kernels.tmpl", _JIT / "search_kernels.tmpl"),
+    "tree": (
+        _JIT / "game_kernels.tmpl",
+        _JIT / "engine_kernels.tmpl",
+        _JIT / "search_kernels.tmpl",
+        _JIT / "search_chance.tmpl",  # in-step chance nodes of the sequential trees
+    ),
 }
 _TEMPLATES["minimax"] = _TEMPLATES["selexp"] = _TEMPLATES["tree"]
 FAMILIES = tuple(f"{b}{c}" for b in _TEMPLATES for c in ("", "+cache"))
@@ -112,12 +118,19 @@ def _fn_fingerprint(fn, h, seen) -> None:
 
 
 def kernel_module(
-    name: str, fns: dict, n_actions: int, family: str = "modelfree", simultaneous: bool = False
+    name: str,
+    fns: dict,
+    n_actions: int,
+    family: str = "modelfree",
+    simultaneous: bool = False,
+    chance_in_step: bool = False,
 ) -> types.ModuleType:
     """Generate (or reuse) and import the kernel module for one game and kernel ``family``
     (``"modelfree"``: game + model-free engine kernels; ``"tree"`` / ``"minimax"`` /
     ``"selexp"``: plus that policy's tree search; a ``"+cache"`` suffix adds the inference-cache
-    paths; see :data:`FAMILIES`).
+    paths; see :data:`FAMILIES`).  ``chance_in_step`` (the game's ``CHANCE_IN_STEP``) compiles the
+    sequential trees' chance nodes (``CHANCE_IN_STEP`` of the header); games whose chance happens
+    only at reset never compile them.
 
     ``fns`` maps each role in :data:`ROLES` to an njit dispatcher (missing optional roles get
     the defaults of ``reinfors.jit.games._defaults``).  Returns the imported module.
@@ -131,7 +144,7 @@ def kernel_module(
             fns[role] = getattr(_defaults, role)
     template = "".join(t.read_text() for t in _TEMPLATES[base])
     h = hashlib.sha256(template.encode())
-    h.update(f"{name}|{n_actions}|{family}|{bool(simultaneous)}".encode())
+    h.update(f"{name}|{n_actions}|{family}|{bool(simultaneous)}|{bool(chance_in_step)}".encode())
     for role in ROLES:
         h.update(role.encode())
         _fn_fingerprint(fns[role], h, set())
@@ -152,6 +165,7 @@ def kernel_module(
             lines.append(f"from reinfors._gamefns import {attr} as G_{role}")
         lines.append(f"N_ACTIONS = {int(n_actions)}")
         lines.append(f"SIMUL = {bool(simultaneous)}")
+        lines.append(f"CHANCE_IN_STEP = {bool(chance_in_step)}")
         lines.append(f"FAM_MODELFREE = {base == 'modelfree'}")
         lines.append(f"FAM_TREE = {base == 'tree'}")
         lines.append(f"FAM_MMX = {base == 'minimax'}")
