@@ -13,7 +13,7 @@ import importlib
 from ._registry import registry
 from ._validate import as_unsigned
 
-__all__ = ["EncoderHandle", "Connect4", "GridWorld", "Snake", "KuhnPoker", "make", "registered"]
+__all__ = ["EncoderHandle", "Connect4", "GridWorld", "Snake", "KuhnPoker", "Backgammon", "make", "registered"]
 
 _CATALOGUE_ENCODERS = "https://jeepjeepjeep.github.io/reinfors/catalogue/games/#observation-encoders"
 
@@ -23,6 +23,7 @@ _BUILTIN = {
     "gridworld": ("gridworld", "reinfors.jit.games.gridworld"),
     "snake": ("snake", "reinfors.jit.games.snake"),
     "kuhn_poker": ("kuhn_poker", "reinfors.jit.games.kuhn_poker"),
+    "backgammon": ("backgammon", "reinfors.jit.games.backgammon"),
 }
 
 
@@ -100,6 +101,11 @@ class EncoderHandle:
         """Kuhn poker vector ``(3 * players, 1, 1)``."""
         return _builtin("kuhn_poker")
 
+    @staticmethod
+    def Backgammon() -> EncoderHandle:
+        """OpenSpiel's backgammon observation tensor ``(200, 1, 1)``."""
+        return _builtin("backgammon")
+
 
 def _builtin(name: str) -> EncoderHandle:
     game, module = _BUILTIN[name]
@@ -110,8 +116,10 @@ Connect4 = EncoderHandle.Connect4
 GridWorld = EncoderHandle.GridWorld
 Snake = EncoderHandle.Snake
 KuhnPoker = EncoderHandle.KuhnPoker
+Backgammon = EncoderHandle.Backgammon
 
 _REGISTRY = {"connect4": Connect4, "gridworld": GridWorld, "snake": Snake, "kuhn_poker": KuhnPoker}
+_REGISTRY["backgammon"] = Backgammon
 
 
 registered, make = registry("encoder", _REGISTRY)

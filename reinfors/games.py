@@ -28,6 +28,7 @@ __all__ = [
     "GridWorld",
     "Snake",
     "KuhnPoker",
+    "Backgammon",
     "from_module",
     "custom",
     "make",
@@ -40,6 +41,7 @@ _GAME_INFO = {
     "gridworld": ("reinfors.jit.games.gridworld", 4),
     "kuhn_poker": ("reinfors.jit.games.kuhn_poker", 2),
     "snake": ("reinfors.jit.games.snake", 3),
+    "backgammon": ("reinfors.jit.games.backgammon", 1352),
 }
 
 
@@ -132,6 +134,12 @@ class GameHandle:
         deal, 2 actions (pass/bet), obs ``(3 * players, 1, 1)``."""
         return _builtin("kuhn_poker", encoder, players=players)
 
+    @staticmethod
+    def Backgammon(max_ticks=1000, encoder=None) -> GameHandle:
+        """Backgammon (OpenSpiel's rules, no doubling cube): 2 players, dice chance, 1352 actions
+        (OpenSpiel's encoding), obs ``(200, 1, 1)``; ``max_ticks=None`` never truncates."""
+        return _builtin("backgammon", encoder, max_ticks=max_ticks)
+
 
 def _encoder_for(game_name: str, module, encoder) -> EncoderHandle:
     if encoder is None:
@@ -157,8 +165,10 @@ Connect4 = GameHandle.Connect4
 GridWorld = GameHandle.GridWorld
 Snake = GameHandle.Snake
 KuhnPoker = GameHandle.KuhnPoker
+Backgammon = GameHandle.Backgammon
 
 _REGISTRY = {"connect4": Connect4, "gridworld": GridWorld, "kuhn_poker": KuhnPoker, "snake": Snake}
+_REGISTRY["backgammon"] = Backgammon
 
 
 registered, make = registry("game", _REGISTRY)
