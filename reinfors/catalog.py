@@ -163,6 +163,20 @@ GAMES: dict[str, GameInfo] = {
         algorithms=_ONE_PLAYER_ALGORITHMS,  # same list: no Minimax (not two-player sequential)
         summary="Simultaneous multiplayer game with dynamic bodies and explicit respawn chance.",
     ),
+    "backgammon": GameInfo(
+        label="Backgammon",
+        players="2",
+        dynamics="Sequential",
+        chance="Dice",
+        information="Perfect",
+        actions="1,352 discrete ids",
+        observation="Fixed CHW tensor",
+        reward_keys=(("win", 1.0), ("gammon", 2.0), ("backgammon", 3.0)),
+        adapters="PettingZoo AEC",
+        reached_state_starts=False,
+        algorithms=_ENGINE_ALGORITHMS,
+        summary="Standard play without the doubling cube; win, gammon and backgammon outcomes.",
+    ),
 }
 
 
@@ -196,6 +210,13 @@ ENCODER_INFO: dict[str, EncoderInfo] = {
         shape="(2, size, size); (2, 5, 5) by default",
         constructor="rf.encoders.GridWorld()",
         summary="Agent-position and goal planes.",
+    ),
+    "backgammon": EncoderInfo(
+        label="Backgammon",
+        game="Backgammon",
+        shape="(200, 1, 1)",
+        constructor="rf.encoders.Backgammon()",
+        summary="Tesauro-style point, bar, borne-off, turn, and dice features.",
     ),
 }
 

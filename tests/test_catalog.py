@@ -29,8 +29,8 @@ def _player_range(info: catalog.GameInfo) -> tuple[int, int]:
 
 def _action_count(info: catalog.GameInfo) -> int:
     """``"7 columns"`` → 7; a list of named moves (``"Pass / bet"``) → its length."""
-    m = re.match(r"(\d+) ", info.actions)
-    return int(m.group(1)) if m else len(info.actions.split(" / "))
+    m = re.match(r"([\d,]+) ", info.actions)  # "1,352 discrete ids" → 1352
+    return int(m.group(1).replace(",", "")) if m else len(info.actions.split(" / "))
 
 
 def _engine_outcome(game, reward, policy, learner, **kw) -> str:
