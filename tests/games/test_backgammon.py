@@ -354,3 +354,73 @@ def test_env_never_truncates_but_declares_the_horizon():
 def test_check_game():
     stats = rf.testing.check_game(rf.games.Backgammon(), episodes=6, max_steps=300)
     assert stats["finished"] >= 1 and stats["snapshots"] >= 1
+
+
+# -- engine compositions (dice chance inside the step) -----------------------------------------
+
+A = 1352
+
+
+def _zero_q(obs):
+    return np.zeros((len(obs), 1, A))
+
+
+def _zero_pv(obs):
+    return np.zeros((len(obs), A)), np.zeros(len(obs))
+
+
+def _legal_rows(batch):
+    """(player, legal id list) per record from a CSR batch."""
+    off = batch.legal_offsets
+    return [(int(batch.players[i]), batch.legal_ids[off[i] : off[i + 1]].tolist()) for i in range(len(batch.players))]
+
+
+def _check_records(batch, n):
+    assert len(batch.players) >= n and batch.obs.shape[1:] in ((200,), (200, 1, 1))
+    obs = batch.obs.reshape(len(batch.obs), 200)
+    assert np.all(obs[:, 198:] >= 1) and np.all(obs[:, 198:] <= 6)  # every decision has its dice
+    assert np.all(obs[:, :192] >= 0) and set(np.unique(batch.players)) <= {0, 1}
+
+
+@pytest.mark.slow
+def test_engine_model_free_learners():
+    game = rf.games.Backgammon(max_ticks=40)
+    eng = rf.Engine(game, rf.Reward(gammon=5.0), rf.policies.EpsilonGreedyQ(epsilon=0.5), rf.learners.Dqn(n_step=2),
+                    n_games=3, seed=1)  # fmt: skip
+    b = eng.collect(100, _zero_q)
+    _check_records(b, 100)
+    for i in range(len(b.actions)):  # the action is one of the record's legal ids
+        lo, hi = b.legal_offsets[i], b.legal_offsets[i + 1]
+        assert b.actions[i] in b.legal_ids[lo:hi]
+    eng = rf.Engine(game, None, rf.policies.Ppo(), rf.learners.Ppo(), n_games=3, seed=2)
+    b = eng.collect(100, _zero_pv)
+    _check_records(b, 100)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "chance", [None, rf.chance_modes.Committed(samples=1)], ids=["always-resample", "committed-1"]
+)
+def test_engine_alphazero_and_mcts(chance):
+    game = rf.games.Backgammon(max_ticks=30)
+    eng = rf.Engine(game, None, rf.policies.AlphaZero(num_simulations=6, chance=chance), rf.learners.AlphaZero(gamma=1.0),
+                    n_games=2, seed=3)  # fmt: skip
+    b = eng.collect(40, _zero_pv)
+    _check_records(b, 40)
+    rows = _legal_rows(b)
+    for i, (_, ids) in enumerate(rows):
+        assert len(ids) >= 1 and abs(float(np.sum(b.policy_targets[i][ids])) - 1.0) < 1e-5
+    assert np.all(np.abs(b.value_targets) <= 3.0)
+    eng = rf.Engine(game, None, rf.policies.Mcts(num_simulations=6, chance=chance), rf.learners.TreeStrap(),
+                    n_games=2, seed=4)  # fmt: skip
+    b = eng.collect(40, _zero_q)
+    assert len(b.players) >= 40 and np.all(np.isfinite(b.targets))
+
+
+@pytest.mark.slow
+def test_engine_selective_expectimax_committed():
+    game = rf.games.Backgammon(max_ticks=20)
+    eng = rf.Engine(game, None, rf.policies.SelectiveExpectimax(expansion_budget=8, top_k=3, max_depth=3),
+                    rf.learners.TreeStrap(), n_games=2, seed=5)  # fmt: skip
+    b = eng.collect(30, _zero_q)
+    assert len(b.players) >= 30 and np.all(np.isfinite(b.targets))
