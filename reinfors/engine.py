@@ -258,17 +258,15 @@ class Engine:
         self._lock = threading.Lock()
         self._held = False
         self._rt: Runtime | None = None
-        if policy.name in _SEARCH and d.has_chance and policy._chance is not None:
-            mode = policy._chance
-            # The decoupled (simultaneous) trees freeze k outcomes per edge (Committed(k)) or
-            # enumerate outcome fans (ExpandAll); GridWorld draws chance only at reset, so no mode
-            # changes its trees.
-            unsupported = mode.name in ("expand_all", "committed") and not d.simultaneous
-            unsupported = unsupported and (mode.name == "expand_all" or mode._samples > 1)
-            if unsupported and d.name != "gridworld":
-                raise NotImplementedError(
-                    f"tree search with chance mode {mode._config()} is not available in this build yet; use "
-                    "AlwaysResample() or Committed(samples=1)"
+        if policy.name in _SEARCH and d.chance_in_step and policy._chance is not None:
+            # Every chance mode is available in every tree (sequential trees build chance nodes,
+            # the decoupled ones outcome children); a game whose chance happens only at reset
+            # (CHANCE_IN_STEP = False, e.g. GridWorld's start cell) never meets one.  ExpandAll
+            # enumerates fans of at most 2**20 outcomes (api §4).
+            if policy._chance.name == "expand_all" and d.max_chance > _EXPAND_MAX:
+                raise ValueError(
+                    f"ExpandAll cannot enumerate {d.max_chance} chance outcomes (bound {_EXPAND_MAX}); use a "
+                    "sampling chance mode for combinatorial outcome spaces"
                 )
         if policy.name in ("minimax", "selective_expectimax") and d.simultaneous:
             raise NotImplementedError(f"{policy.name} on simultaneous games is not available in this build yet")
@@ -733,6 +731,7 @@ TREE_BYTES_LIMIT = 8 << 30
 CACHE_BYTES_LIMIT = 8 << 30
 AUTO_SEARCH_BATCH = 4096  # preallocated search trees of all slots together
 U32_MAX = (1 << 32) - 1
+_EXPAND_MAX = 1 << 20  # ExpandAll: the largest outcome fan a tree enumerates
 
 
 def _search_spec(policy: PolicyHandle, learner: LearnerHandle, d, n_games: int) -> dict:
@@ -743,15 +742,23 @@ def _search_spec(policy: PolicyHandle, learner: LearnerHandle, d, n_games: int) 
     N, A = d.n_players, d.n_actions
     chance = policy._chance
     spec = {
-        "resample": int(d.has_chance and chance is not None and chance.name == "always_resample"),
+        "resample": int(d.chance_in_step and chance is not None and chance.name == "always_resample"),
         "samples": chance._samples if chance is not None and chance.name == "committed" else 1,
-        "expand": int(d.has_chance and d.simultaneous and chance is not None and chance.name == "expand_all"),
+        "expand": int(d.chance_in_step and chance is not None and chance.name == "expand_all"),
         "c": p.get("c_puct", p.get("uct_c", 0.0)),
         "temperature": p.get("temperature", 0.0),
         "temperature_drop": U32_MAX if p.get("temperature_drop") is None else p["temperature_drop"],
         "outcome_weight": lp.get("outcome_weight", 0.0),
         "interior": 0,
     }
+    # Sequential trees with in-step chance: an expanded edge may become a chance node with F
+    # outcome children (ExpandAll: the fan, Committed(k > 1): k frozen draws).
+    fanout = 1
+    if d.chance_in_step and not d.simultaneous and chance is not None:
+        if spec["expand"]:
+            fanout = max(1, d.max_chance)
+        elif spec["samples"] > 1:
+            fanout = spec["samples"]
     if policy.name in ("alphazero", "mcts"):
         sims = p["num_simulations"]
         maxn = policy.name == "alphazero" and p["sequential_backup"] == "maxn" and N >= 2 and not d.simultaneous
@@ -759,12 +766,14 @@ def _search_spec(policy: PolicyHandle, learner: LearnerHandle, d, n_games: int) 
         fan = max(1, d.max_chance) if spec["expand"] else 1  # ExpandAll: a fan of children per expansion
         if spec["expand"]:
             spec["samples"] = C.FAN_MULT  # outcome index space in the children's keys
+        if not d.simultaneous:
+            fan = fanout + (fanout > 1)  # a chance node and its outcome children
         spec.update(
             sims=sims,
             max_depth=p["max_depth"],
             nodes=sims * fan + 2,
             path=min(p["max_depth"], sims) + 2,
-            max_rows=(N if maxn or d.simultaneous else 1) * fan,
+            max_rows=(N if maxn or d.simultaneous else 1) * (fan if d.simultaneous or spec["expand"] else 1),
             maxn=int(maxn),
             act_by=1 if p.get("act_by") == "visits" else 0,
             noise=int(noise is not None),
@@ -782,22 +791,23 @@ def _search_spec(policy: PolicyHandle, learner: LearnerHandle, d, n_games: int) 
             opponent=int(p["opponent"] == "distributional"),
             opp_temperature=p.get("opp_temperature", 1.0),
             opp_floor=p.get("opp_floor", 0.0),
-            nodes=1 + budget * A,
+            nodes=1 + budget * A * (fanout + (fanout > 1)),
             path=2,
-            max_rows=min(top_k, budget) * (A + 1),
+            max_rows=min(top_k, budget) * (A * fanout + 1),
             interior_targets=int(bool(lp.get("interior_targets"))),
             interior=budget if lp.get("interior_targets") else 0,
         )
         what = f"expansion_budget={budget}"
     else:  # minimax: full width (or the beam below the root), level by level
         depth, top_k = p["depth"], p["top_k"]
-        levels = [A]
+        levels = [A * fanout]  # decision nodes per level (outcome children of chance edges)
         for _ in range(depth - 1):
-            levels.append(levels[-1] * (min(A, top_k) if top_k else A))
+            levels.append(levels[-1] * (min(A, top_k) if top_k else A) * fanout)
+        chance_nodes = sum(n // fanout for n in levels) if fanout > 1 else 0
         spec.update(
             depth=depth,
             top_k=top_k or 0,
-            nodes=1 + sum(levels),
+            nodes=1 + sum(levels) + chance_nodes,
             path=2,
             max_rows=levels[-1],
             interior_targets=int(bool(lp.get("interior_targets"))),

@@ -227,12 +227,15 @@ def custom(
     params=None,
     inspect=None,
     events=None,
+    chance_in_step: bool = True,
 ) -> GameHandle:
     """A handle for a game given as loose njit functions (e.g. defined in a notebook).
 
     ``state_size`` counts the 4-word shared header (``reinfors.jit.games._contract.HEADER``);
     game words start at index ``HEADER``.  ``params`` is an optional int64 row passed to every
     function.  See the template ``reinfors/jit/games/tictactoe.py`` for each function's contract.
+    ``chance_in_step=False`` declares that chance is pending only after reset (the game's
+    ``CHANCE_IN_STEP``): tree searches then build no chance nodes.
     """
     if not isinstance(name, str) or not name:
         raise TypeError("custom game name must be a non-empty str")
@@ -265,6 +268,7 @@ def custom(
         chance_outcomes=chance_outcomes,
         apply_chance=apply_chance,
         info_key=info_key,
+        CHANCE_IN_STEP=bool(chance_in_step),
     )
     ns.make_params = lambda: p.copy()
     if inspect is not None:

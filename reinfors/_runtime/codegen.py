@@ -110,12 +110,19 @@ def _fn_fingerprint(fn, h, seen) -> None:
 
 
 def kernel_module(
-    name: str, fns: dict, n_actions: int, family: str = "modelfree", simultaneous: bool = False
+    name: str,
+    fns: dict,
+    n_actions: int,
+    family: str = "modelfree",
+    simultaneous: bool = False,
+    chance_in_step: bool = False,
 ) -> types.ModuleType:
     """Generate (or reuse) and import the kernel module for one game and kernel ``family``
     (``"modelfree"``: game + model-free engine kernels; ``"tree"`` / ``"minimax"`` /
     ``"selexp"``: plus that policy's tree search; a ``"+cache"`` suffix adds the inference-cache
-    paths; see :data:`FAMILIES`).
+    paths; see :data:`FAMILIES`).  ``chance_in_step`` (the game's ``CHANCE_IN_STEP``) compiles the
+    sequential trees' chance nodes (``CHANCE_IN_STEP`` of the header); games whose chance happens
+    only at reset never compile them.
 
     ``fns`` maps each role in :data:`ROLES` to an njit dispatcher (missing optional roles get
     the defaults of ``reinfors.jit.games._defaults``).  Returns the imported module.
@@ -129,7 +136,7 @@ def kernel_module(
             fns[role] = getattr(_defaults, role)
     template = "".join(t.read_text() for t in _TEMPLATES[base])
     h = hashlib.sha256(template.encode())
-    h.update(f"{name}|{n_actions}|{family}|{bool(simultaneous)}".encode())
+    h.update(f"{name}|{n_actions}|{family}|{bool(simultaneous)}|{bool(chance_in_step)}".encode())
     for role in ROLES:
         h.update(role.encode())
         _fn_fingerprint(fns[role], h, set())
@@ -150,6 +157,7 @@ def kernel_module(
             lines.append(f"from reinfors._gamefns import {attr} as G_{role}")
         lines.append(f"N_ACTIONS = {int(n_actions)}")
         lines.append(f"SIMUL = {bool(simultaneous)}")
+        lines.append(f"CHANCE_IN_STEP = {bool(chance_in_step)}")
         lines.append(f"FAM_MODELFREE = {base == 'modelfree'}")
         lines.append(f"FAM_TREE = {base == 'tree'}")
         lines.append(f"FAM_MMX = {base == 'minimax'}")

@@ -43,6 +43,10 @@ class GameDef:
         self.truncation = public(p) if public is not None else (self.horizon or None)
         self.max_chance = int(ns.max_chance(p)) if hasattr(ns, "max_chance") else 0
         self.has_chance = getattr(ns, "chance_pending", None) is not None
+        # CHANCE_IN_STEP: chance can be pending after a step (dice, food), not only at reset (a
+        # deal, a start cell).  Tree searches build chance nodes only for such games; a game with
+        # chance that does not say is assumed to have in-step chance.
+        self.chance_in_step = self.has_chance and bool(getattr(ns, "CHANCE_IN_STEP", True))
         self.has_info_key = getattr(ns, "info_key", None) is not None
         self.max_info_key = int(ns.max_info_key(p)) if self.has_info_key else 0
         self.low, self.high = float(low), float(high)
@@ -89,7 +93,12 @@ class GameDef:
                     fns = {role: getattr(self.ns, role, None) for role in codegen.ROLES}
                     fns["encode"] = self._encode
                     k = self._kernels[family] = codegen.kernel_module(
-                        self.name, fns, self.n_actions, family, simultaneous=self.simultaneous
+                        self.name,
+                        fns,
+                        self.n_actions,
+                        family,
+                        simultaneous=self.simultaneous,
+                        chance_in_step=self.chance_in_step,
                     )
         return k
 

@@ -53,6 +53,10 @@ REQUIRED_FUNCTIONS = (
     "encode",
 )
 OPTIONAL_FUNCTIONS = ("chance_pending", "chance_outcomes", "apply_chance", "info_key")
+# Optional constant of a game with chance: ``CHANCE_IN_STEP`` (default True).  False declares that
+# chance is pending only after reset (a deal, a start cell), so tree searches never meet a chance
+# node and every chance mode builds the same trees; True (dice, food) lets the search's chance mode
+# (AlwaysResample, Committed(k), ExpandAll) decide how in-tree chance is consumed.
 
 
 # -- parameter-row helpers (plain Python, used by the games' make_params / layout functions) -----

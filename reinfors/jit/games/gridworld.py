@@ -39,6 +39,7 @@ N_ACTIONS = 4
 SIMULTANEOUS = False
 REWARD_KEYS = ("step", "goal")
 REWARD_DEFAULTS = (0.0, 1.0)
+CHANCE_IN_STEP = False  # the start cell is drawn at reset only: tree searches see no chance
 
 ROW = HEADER
 COL = HEADER + 1

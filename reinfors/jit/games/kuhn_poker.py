@@ -38,6 +38,7 @@ N_ACTIONS = 2
 SIMULTANEOUS = False
 REWARD_KEYS = ("scale",)
 REWARD_DEFAULTS = (1.0,)
+CHANCE_IN_STEP = False  # the deal happens at reset only
 
 CARDS = HEADER
 

@@ -48,6 +48,10 @@ N_ACTIONS = 9  # size of the action space (Discrete.n)
 SIMULTANEOUS = False  # True: every active agent acts each tick (a joint action)
 REWARD_KEYS = ("win", "loss", "draw")  # event kinds the game emits, in column order
 REWARD_DEFAULTS = (1.0, -1.0, 0.0)  # weight of each key when the user's Reward omits it
+# Optional, for games with chance: CHANCE_IN_STEP = False when chance is pending only after reset
+# (a deal, a start cell), never after a step.  Tree searches then build no chance nodes (every
+# chance mode gives the same trees).  Default True: chance may follow any step (dice, food), and
+# the searches' chance modes (AlwaysResample / Committed(k) / ExpandAll) apply to it.
 
 _CELLS = HEADER
 _TO_MOVE = HEADER + 9
