@@ -424,3 +424,44 @@ def test_engine_selective_expectimax_committed():
                     rf.learners.TreeStrap(), n_games=2, seed=5)  # fmt: skip
     b = eng.collect(30, _zero_q)
     assert len(b.players) >= 30 and np.all(np.isfinite(b.targets))
+
+
+@pytest.mark.slow
+def test_engine_minimax_expands_every_roll():
+    """Minimax's default chance mode is ExpandAll: each move's 21 rolls are expectimax nodes."""
+    game = rf.games.Backgammon(max_ticks=20)
+    calls = []
+
+    def infer(obs):
+        calls.append(len(obs))
+        return _zero_q(obs)
+
+    eng = rf.Engine(game, None, rf.policies.Minimax(depth=1), rf.learners.TreeStrap(), n_games=2, seed=6)
+    b = eng.collect(20, infer)
+    assert len(b.players) >= 20 and np.all(np.isfinite(b.targets)) and max(calls) >= 21
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "chance", [rf.chance_modes.ExpandAll(), rf.chance_modes.Committed(samples=3)], ids=["expand-all", "committed-3"]
+)
+def test_engine_trees_with_chance_nodes(chance):
+    game = rf.games.Backgammon(max_ticks=20)
+    eng = rf.Engine(game, None, rf.policies.AlphaZero(num_simulations=8, chance=chance), rf.learners.AlphaZero(),
+                    n_games=2, seed=8)  # fmt: skip
+    b = eng.collect(20, _zero_pv)
+    _check_records(b, 20)
+    eng = rf.Engine(game, None, rf.policies.Mcts(num_simulations=8, chance=chance), rf.learners.TreeStrap(),
+                    n_games=2, seed=9)  # fmt: skip
+    b = eng.collect(20, _zero_q)
+    assert len(b.players) >= 20 and np.all(np.isfinite(b.targets))
+
+
+@pytest.mark.slow
+def test_engine_selective_expectimax_committed_samples():
+    game = rf.games.Backgammon(max_ticks=20)
+    chance = rf.chance_modes.Committed(samples=3)
+    eng = rf.Engine(game, None, rf.policies.SelectiveExpectimax(expansion_budget=8, top_k=3, max_depth=3, chance=chance),
+                    rf.learners.TreeStrap(), n_games=2, seed=7)  # fmt: skip
+    b = eng.collect(20, _zero_q)
+    assert len(b.players) >= 20 and np.all(np.isfinite(b.targets))
