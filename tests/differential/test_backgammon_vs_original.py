@@ -134,7 +134,8 @@ def test_dqn_episodes_match_the_original():
 
 def test_ppo_decisions_match_the_original():
     ek = {"n_games": 3, "seed": 2}
-    spec = _engine_spec("Ppo", {}, "Ppo", {"gamma": 0.97, "lam": 0.9}, ek, PPO_FIELDS, kwargs={"max_ticks": 30}, cb_seed=9)
+    lk = {"gamma": 0.97, "lam": 0.9}
+    spec = _engine_spec("Ppo", {}, "Ppo", lk, ek, PPO_FIELDS, kwargs={"max_ticks": 30}, cb_seed=9)
     theirs = collections.Counter()
     for b in run_orig(dict(spec, collects=6, floor=60)):
         f = _decode(b["fields"])

@@ -403,8 +403,8 @@ def test_engine_model_free_learners():
 )
 def test_engine_alphazero_and_mcts(chance):
     game = rf.games.Backgammon(max_ticks=30)
-    eng = rf.Engine(game, None, rf.policies.AlphaZero(num_simulations=6, chance=chance), rf.learners.AlphaZero(gamma=1.0),
-                    n_games=2, seed=3)  # fmt: skip
+    policy = rf.policies.AlphaZero(num_simulations=6, chance=chance)
+    eng = rf.Engine(game, None, policy, rf.learners.AlphaZero(gamma=1.0), n_games=2, seed=3)
     b = eng.collect(40, _zero_pv)
     _check_records(b, 40)
     rows = _legal_rows(b)
@@ -461,7 +461,7 @@ def test_engine_trees_with_chance_nodes(chance):
 def test_engine_selective_expectimax_committed_samples():
     game = rf.games.Backgammon(max_ticks=20)
     chance = rf.chance_modes.Committed(samples=3)
-    eng = rf.Engine(game, None, rf.policies.SelectiveExpectimax(expansion_budget=8, top_k=3, max_depth=3, chance=chance),
-                    rf.learners.TreeStrap(), n_games=2, seed=7)  # fmt: skip
+    policy = rf.policies.SelectiveExpectimax(expansion_budget=8, top_k=3, max_depth=3, chance=chance)
+    eng = rf.Engine(game, None, policy, rf.learners.TreeStrap(), n_games=2, seed=7)
     b = eng.collect(20, _zero_q)
     assert len(b.players) >= 20 and np.all(np.isfinite(b.targets))

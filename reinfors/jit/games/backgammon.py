@@ -69,8 +69,7 @@ CHECKERS = 15
 
 # OpenSpiel's kChanceOutcomeValues (low, high) in outcome order.
 ROLLS = np.array(
-    [[1, 2], [1, 3], [1, 4], [1, 5], [1, 6], [2, 3], [2, 4], [2, 5], [2, 6], [3, 4], [3, 5], [3, 6], [4, 5], [4, 6], [5, 6]]
-    + [[d, d] for d in range(1, 7)],
+    [[lo, hi] for lo in range(1, 6) for hi in range(lo + 1, 7)] + [[d, d] for d in range(1, 7)],
     np.int64,
 )
 _START = ((0, 2), (11, 5), (16, 3), (18, 5))  # X's opening points; O's mirror them (23 - i)
