@@ -116,6 +116,10 @@ def build(name, rf, n_threads, spec=None):
             return out[:, :3], np.tanh(out[:, 3])
 
         return eng, linear
+    if name == "backgammon_az":  # design.md §7: default reward, zero callback, 32 games
+        eng = rf.Engine(G.Backgammon(), None, P.AlphaZero(num_simulations=32), L.AlphaZero(gamma=1.0), n_games=32,
+                        n_threads=n_threads)  # fmt: skip
+        return eng, lambda obs: (np.zeros((len(obs), 1352), np.float32), np.zeros(len(obs), np.float32))
     raise KeyError(name)
 
 

@@ -191,6 +191,20 @@ GAMES: dict[str, GameInfo] = {
         algorithms=("dqn", "external_mccfr", "deep_cfr", "ppo"),
         summary="Multiway no-limit-style poker surface with all-ins, side pots and chance runouts.",
     ),
+    "backgammon": GameInfo(
+        label="Backgammon",
+        players="2",
+        dynamics="Sequential",
+        chance="Dice",
+        information="Perfect",
+        actions="1,352 discrete ids",
+        observation="Fixed CHW tensor",
+        reward_keys=(("win", 1.0), ("gammon", 2.0), ("backgammon", 3.0)),
+        adapters="PettingZoo AEC",
+        reached_state_starts=False,
+        algorithms=_ENGINE_ALGORITHMS,
+        summary="Standard play without the doubling cube; win, gammon and backgammon outcomes.",
+    ),
 }
 
 GAMES["chess"] = GameInfo(
@@ -253,6 +267,13 @@ ENCODER_INFO: dict[str, EncoderInfo] = {
         shape="(2 * num_players + 19, 4, 13); (31, 4, 13) by default",
         constructor="rf.encoders.TexasHoldem()",
         summary="Player-relative cards, betting state, stacks, and positions.",
+    ),
+    "backgammon": EncoderInfo(
+        label="Backgammon",
+        game="Backgammon",
+        shape="(200, 1, 1)",
+        constructor="rf.encoders.Backgammon()",
+        summary="Tesauro-style point, bar, borne-off, turn, and dice features.",
     ),
 }
 ENCODER_INFO.update(

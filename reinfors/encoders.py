@@ -15,7 +15,7 @@ from ._validate import as_unsigned
 
 __all__ = [
     "EncoderHandle", "Connect4", "GridWorld", "Snake", "KuhnPoker", "LeducPoker", "TexasHoldem",
-    "MinimalChess", "RelativeChess", "OpenSpielChess", "AlphaZeroChess", "make", "registered",
+    "MinimalChess", "RelativeChess", "OpenSpielChess", "AlphaZeroChess", "Backgammon", "make", "registered",
 ]  # fmt: skip
 
 _CATALOGUE_ENCODERS = "https://jeepjeepjeep.github.io/reinfors/catalogue/games/#observation-encoders"
@@ -32,6 +32,7 @@ _BUILTIN = {
     "relative_chess": ("chess", "reinfors.jit.games.chess"),
     "openspiel_chess": ("chess", "reinfors.jit.games.chess"),
     "alphazero_chess": ("chess", "reinfors.jit.games.chess"),
+    "backgammon": ("backgammon", "reinfors.jit.games.backgammon"),
 }
 
 
@@ -129,6 +130,11 @@ class EncoderHandle:
         return _builtin("texas_holdem")
 
     @staticmethod
+    def Backgammon() -> EncoderHandle:
+        """OpenSpiel's backgammon observation tensor ``(200, 1, 1)``."""
+        return _builtin("backgammon")
+
+    @staticmethod
     def LeducPoker() -> EncoderHandle:
         """Leduc poker vector ``(21, 1, 1)``."""
         return _builtin("leduc_poker")
@@ -188,9 +194,11 @@ MinimalChess = EncoderHandle.MinimalChess
 RelativeChess = EncoderHandle.RelativeChess
 OpenSpielChess = EncoderHandle.OpenSpielChess
 AlphaZeroChess = EncoderHandle.AlphaZeroChess
+Backgammon = EncoderHandle.Backgammon
 
 _REGISTRY = {
     "alphazero_chess": AlphaZeroChess,
+    "backgammon": Backgammon,
     "connect4": Connect4,
     "gridworld": GridWorld,
     "kuhn_poker": KuhnPoker,

@@ -204,7 +204,9 @@ class Engine:
         weights_map = (reward or Reward())._resolve(d.reward_keys, d.reward_defaults)
         if policy.name == "minimax" and not d.simultaneous and d.n_players == 2:
             w = weights_map
-            if "win" in w and (w.get("loss") != -w["win"] or w.get("draw", 0.0) != 0.0):
+            # Games without a loss key (backgammon: win/gammon/backgammon paid +1/-1) are zero-sum
+            # by construction; 0.4.0 accepts them with any weights.
+            if "win" in w and "loss" in w and (w["loss"] != -w["win"] or w.get("draw", 0.0) != 0.0):
                 raise ValueError(
                     "Minimax's zero-sum negation requires an antisymmetric reward: set loss = -win and draw = 0"
                 )

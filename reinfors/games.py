@@ -30,6 +30,7 @@ __all__ = [
     "KuhnPoker",
     "TexasHoldem",
     "LeducPoker",
+    "Backgammon",
     "from_module",
     "custom",
     "make",
@@ -44,6 +45,7 @@ _GAME_INFO = {
     "kuhn_poker": ("reinfors.jit.games.kuhn_poker", 2),
     "leduc_poker": ("reinfors.jit.games.leduc_poker", 3),
     "snake": ("reinfors.jit.games.snake", 3),
+    "backgammon": ("reinfors.jit.games.backgammon", 1352),
     "chess": ("reinfors.jit.games.chess", 4672),
     "texas_holdem": ("reinfors.jit.games.texas_holdem", 3),
 }
@@ -157,6 +159,12 @@ class GameHandle:
         information, chance deal, 3 actions (fold/call/raise), obs ``(21, 1, 1)``."""
         return _builtin("leduc_poker", encoder)
 
+    @staticmethod
+    def Backgammon(max_ticks=1000, encoder=None) -> GameHandle:
+        """Backgammon (OpenSpiel's rules, no doubling cube): 2 players, dice chance, 1352 actions
+        (OpenSpiel's encoding), obs ``(200, 1, 1)``; ``max_ticks=None`` never truncates."""
+        return _builtin("backgammon", encoder, max_ticks=max_ticks)
+
 
 def _encoder_for(game_name: str, module, encoder) -> EncoderHandle:
     if encoder is None:
@@ -186,6 +194,7 @@ Snake = GameHandle.Snake
 KuhnPoker = GameHandle.KuhnPoker
 TexasHoldem = GameHandle.TexasHoldem
 LeducPoker = GameHandle.LeducPoker
+Backgammon = GameHandle.Backgammon
 
 
 def _chess(max_ticks=512, encoder=None) -> GameHandle:
@@ -199,6 +208,7 @@ GameHandle.Chess = staticmethod(_chess)
 Chess = GameHandle.Chess
 
 _REGISTRY = {
+    "backgammon": Backgammon,
     "chess": Chess,
     "connect4": Connect4,
     "gridworld": GridWorld,

@@ -31,10 +31,10 @@ def _player_range(info: catalog.GameInfo) -> tuple[int, int]:
 
 def _action_count(info: catalog.GameInfo) -> int:
     """``"7 columns"`` → 7; a list of named moves (``"Pass / bet"``) → its length."""
-    m = re.match(r"(\d+) ", info.actions)
+    m = re.match(r"([\d,]+) ", info.actions)  # "1,352 discrete ids" -> 1352
     if info.actions == "AlphaZero 8x8x73":
         return 8 * 8 * 73
-    return int(m.group(1)) if m else len(info.actions.split(" / "))
+    return int(m.group(1).replace(",", "")) if m else len(info.actions.split(" / "))
 
 
 def _engine_outcome(game, reward, policy, learner, **kw) -> str:

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 import reinfors as rf
 
-# The games this build registers so far; the original also has backgammon and car_racing.
-BUILT_GAMES = ["chess", "connect4", "gridworld", "kuhn_poker", "leduc_poker", "snake", "texas_holdem"]
+# The games this build registers so far; the original also has car_racing.
+BUILT_GAMES = ["backgammon", "chess", "connect4", "gridworld", "kuhn_poker", "leduc_poker", "snake", "texas_holdem"]
 BUILT_ENCODERS = sorted(
     [g for g in BUILT_GAMES if g != "chess"] + ["alphazero_chess", "minimal_chess", "openspiel_chess", "relative_chess"]
 )
