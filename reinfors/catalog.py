@@ -4,14 +4,13 @@ Plain data with no imports from the rest of the package, so documentation can be
 without importing (or compiling) any kernel.  The records and texts are those of reinfors 0.4.0's
 ``reinfors.catalog``, restricted to what this build registers:
 
-* ``GAMES`` lists only the games this build implements (``rf.games.registered()``: connect4,
-  gridworld, kuhn_poker, snake, texas_holdem).  The original's other entries (backgammon,
-  car_racing, chess, leduc_poker) are left out because those games do not exist here.
-* ``ENCODER_INFO`` / ``ENCODERS`` likewise list only this build's encoders (one default encoder
-  per game above).
-* ``ALGORITHMS`` is the original's full table, because ``GameInfo.algorithms`` refers to its keys.
-  The three solver workflows (``cfr``, ``external_mccfr``, ``deep_cfr``) name ``rf.solvers``,
-  which this build does not provide yet; every ``Engine`` workflow is composable here.
+* ``GAMES`` lists only the games this build implements (``rf.games.registered()``: backgammon,
+  chess, connect4, gridworld, kuhn_poker, leduc_poker, snake, texas_holdem).  The original's
+  ``car_racing`` entry is left out because that game does not exist here yet.
+* ``ENCODER_INFO`` / ``ENCODERS`` likewise list only this build's encoders (the four chess
+  encoders and one per other game).
+* ``ALGORITHMS`` is the original's full table, because ``GameInfo.algorithms`` refers to its keys;
+  the solver workflows (``cfr``, ``external_mccfr``, ``deep_cfr``) name ``rf.solvers``.
 * ``POLICIES``, ``LEARNERS``, ``CHANCE_MODES`` and ``NOISE`` equal the ``registered()`` names of
   the matching registries.
 
