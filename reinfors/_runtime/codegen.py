@@ -10,8 +10,9 @@ file::
         from reinfors._gamefns import connect4_step_<h> as G_step   # header, one line per role
         ...
         <reinfors/jit/game_kernels.tmpl>                            # body: shared step
-        <reinfors/jit/engine_kernels.tmpl>                          #   semantics + runtime
-        <reinfors/jit/search_kernels.tmpl | search_stub.tmpl>       #   + tree search (family)
+        <reinfors/jit/engine_{records,slots,routing}.tmpl>          #   semantics + runtime
+        <reinfors/jit/engine_cache.tmpl>                            #   (+cache families)
+        <reinfors/jit/search_*.tmpl of the family | search_stub.tmpl> #   + tree search
         <reinfors/jit/search_chance.tmpl>                           #   + its chance nodes
 
 The game's njit functions are published as attributes of the holder module
@@ -40,20 +41,22 @@ from reinfors.jit.games import _defaults
 _JIT = Path(_compile.__file__).resolve().parent
 # Kernel families: the model-free engine compiles without the tree-search kernels (their
 # entry points are stubs there), so a DQN/PPO composition pays no compile time for search.
-# The search policies share one template but compile as separate families — ``tree``
-# (AlphaZero / Mcts), ``minimax``, ``selexp`` — whose header constants prune the other
-# policies' branches before typing, so each composition compiles only its own search kernels.
-# ``+cache`` adds the inference-cache paths (``CACHE_ON``).
+# Each search family — ``tree`` (AlphaZero / Mcts), ``minimax``, ``selexp`` — concatenates only
+# its own policy files plus the shared parts and the driver; header constants prune the other
+# policies' branches before typing (an absent policy's names are never resolved).  ``+cache``
+# adds the inference-cache paths (``CACHE_ON``).
+_ENGINE = ("game_kernels.tmpl", "engine_records.tmpl", "engine_slots.tmpl", "engine_routing.tmpl")
+_CACHE = _JIT / "engine_cache.tmpl"  # +cache families only
+_SEARCH = ("search_parts.tmpl", "search_chance.tmpl")
 _TEMPLATES = {
-    "modelfree": (_JIT / "game_kernels.tmpl", _JIT / "engine_kernels.tmpl", _JIT / "search_stub.tmpl"),
-    "tree": (
-        _JIT / "game_kernels.tmpl",
-        _JIT / "engine_kernels.tmpl",
-        _JIT / "search_kernels.tmpl",
-        _JIT / "search_chance.tmpl",  # in-step chance nodes of the sequential trees
-    ),
+    name: tuple(_JIT / f for f in files)
+    for name, files in {
+        "modelfree": _ENGINE + ("search_stub.tmpl",),
+        "tree": _ENGINE + _SEARCH + ("search_puct.tmpl", "search_decoupled.tmpl", "search_driver.tmpl"),
+        "minimax": _ENGINE + _SEARCH + ("search_minimax.tmpl", "search_driver.tmpl"),
+        "selexp": _ENGINE + _SEARCH + ("search_minimax.tmpl", "search_selexp.tmpl", "search_driver.tmpl"),
+    }.items()
 }
-_TEMPLATES["minimax"] = _TEMPLATES["selexp"] = _TEMPLATES["tree"]
 FAMILIES = tuple(f"{b}{c}" for b in _TEMPLATES for c in ("", "+cache"))
 
 ROLES = (
@@ -142,7 +145,7 @@ def kernel_module(
     for role in ("chance_pending", "chance_outcomes", "apply_chance", "info_key", "settle", "chance_uniform"):
         if fns.get(role) is None:
             fns[role] = getattr(_defaults, role)
-    template = "".join(t.read_text() for t in _TEMPLATES[base])
+    template = "".join(t.read_text() for t in _TEMPLATES[base] + ((_CACHE,) if option == "cache" else ()))
     h = hashlib.sha256(template.encode())
     h.update(f"{name}|{n_actions}|{family}|{bool(simultaneous)}|{bool(chance_in_step)}".encode())
     for role in ROLES:

@@ -2,7 +2,7 @@
 
 Everything here works on dense per-action rows (``A`` entries, game frame) with a ``legal:
 [A] uint8`` mask, reads the slot's explicit ``rng: [1] uint64`` and allocates nothing; the
-engine's search kernels (reinfors/jit/search_kernels.tmpl) call these per node.  The arithmetic
+engine's search kernels (reinfors/jit/search_*.tmpl) call these per node.  The arithmetic
 is reinfors 0.4.0's (sequential sums, strict ``>`` ties to the lowest id), so seeded searches
 reproduce the original's visit counts.
 """
