@@ -48,6 +48,10 @@ _TEMPLATES = {
     "tree": (_JIT / "game_kernels.tmpl", _JIT / "engine_kernels.tmpl", _JIT / "search_kernels.tmpl"),
 }
 _TEMPLATES["minimax"] = _TEMPLATES["selexp"] = _TEMPLATES["tree"]
+# SelectiveExpectimax on simultaneous games (one search per acting agent); its entry point is
+# referenced from the shared search template, so every search family carries it.
+for _fam in ("tree", "minimax", "selexp"):
+    _TEMPLATES[_fam] = _TEMPLATES[_fam] + (_JIT / "search_sxsim.tmpl",)
 FAMILIES = tuple(f"{b}{c}" for b in _TEMPLATES for c in ("", "+cache"))
 
 ROLES = (
