@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 WORKER = ROOT / "benchmarks" / "workloads.py"
 ALL = ["gridworld_dqn", "c4_ppo", "c4_az_zero", "c4_az_mlp", "c4_minimax", "c4_mcts", "snake_az", "c4_az_cache",
-       "stream_c4_az"]  # fmt: skip
+       "stream_c4_az", "snake_selexp"]  # fmt: skip
 
 
 def run(python: str, spec: dict, isolate: bool, env: dict | None = None) -> dict:

@@ -292,7 +292,7 @@ SIM_SX_CASES = [
     ("sx-snake3-expandall-dist", "Snake", {"grid_size": 6, "food": 1, "max_ticks": 15, "num_snakes": 3},
      {"loss": -1.0, "food": 1.0, "win": 1.0}, "SelectiveExpectimax",
      {"expansion_budget": 5, "top_k": 2, "n_heads": 3, "opponent": "distributional", "opp_temperature": 0.5,
-      "opp_floor": 0.1, "epsilon": 0.2, "beta": 0.5, "max_depth": 4, "chance": {"name": "expand_all"}},
+      "opp_floor": 0.1, "epsilon": 0.2, "beta": 0.5, "chance": {"name": "expand_all"}},
      "TreeStrap", {"outcome_weight": 0.5}, {"n_games": 2, "seed": 5}),
     pytest.param(
         ("sx-snake2-committed", "Snake", {"grid_size": 6, "food": 1, "max_ticks": 20}, {"loss": -1.0, "food": 1.0},
