@@ -89,6 +89,13 @@ def build(name, rf, n_threads, spec=None):
             n_threads=n_threads,
         )  # fmt: skip
         return eng, lambda obs: (obs @ w)[:, None, :]
+    if name == "snake_selexp":  # Snake defaults, SelectiveExpectimax + TreeStrap, linear Q callback
+        g = G.Snake()
+        eng = rf.Engine(g, rf.Reward(food=1.0, loss=-1.0), P.SelectiveExpectimax(), L.TreeStrap(), n_games=16,
+                        n_threads=n_threads)  # fmt: skip
+        obs_size, n_actions = int(np.prod(g.observation_space().shape)), g.action_space().n
+        w = (np.random.default_rng(0).standard_normal((obs_size, n_actions)) * 0.01).astype(np.float32)
+        return eng, lambda obs: (obs.reshape(len(obs), -1) @ w).reshape(len(obs), 1, n_actions)
     if name == "quickstart":  # examples/quickstart.py's engine and callback
         eng = rf.Engine(G.Connect4(), rf.Reward(), P.Ppo(), L.Ppo(gamma=0.99, lam=0.95), n_games=64,
                         n_threads=n_threads)  # fmt: skip

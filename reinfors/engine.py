@@ -270,8 +270,6 @@ class Engine:
                     f"ExpandAll cannot enumerate {d.max_chance} chance outcomes (bound {_EXPAND_MAX}); use a "
                     "sampling chance mode for combinatorial outcome spaces"
                 )
-        if policy.name in ("minimax", "selective_expectimax") and d.simultaneous:
-            raise NotImplementedError(f"{policy.name} on simultaneous games is not available in this build yet")
         self._search = _search_spec(policy, learner, d, n_games) if policy.name in _SEARCH else None
         if start_buffer:
             raise NotImplementedError("start_buffer is not available in this build yet; use start_buffer=False")
@@ -839,6 +837,20 @@ def _search_spec(policy: PolicyHandle, learner: LearnerHandle, d, n_games: int) 
             interior_targets=int(bool(lp.get("interior_targets"))),
             interior=budget if lp.get("interior_targets") else 0,
         )
+        if d.simultaneous:
+            # One search per acting agent; an expansion fans each of the searcher's actions over
+            # the co-movers' joint and the chance outcomes (search_sxsim.tmpl).
+            fan = 1
+            if d.has_chance and chance is not None:
+                fan = max(1, d.max_chance) if chance.name == "expand_all" else chance._samples
+            per = A * A ** (N - 1) * fan
+            spec.update(
+                expand=int(d.has_chance and chance is not None and chance.name == "expand_all"),
+                samples=chance._samples if chance is not None and chance.name == "committed" else 1,
+                nodes=1 + budget * per,
+                max_rows=min(top_k, budget) * (N - 1 + per),
+                interior=N * budget if lp.get("interior_targets") else 0,
+            )
         what = f"expansion_budget={budget}"
     else:  # minimax: full width (or the beam below the root), level by level
         depth, top_k = p["depth"], p["top_k"]

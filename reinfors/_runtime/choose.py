@@ -187,11 +187,6 @@ def _validate(policy, envs, infer, seed, plies, gamma):
 def choose(policy, envs, infer, seed, plies, gamma) -> list[int]:
     """``PolicyHandle.choose``: validate, then one decision per env (see the module docstring)."""
     envs, seed, plies, gamma = _validate(policy, envs, infer, seed, plies, gamma)
-    if policy.name == "selective_expectimax":
-        raise NotImplementedError(
-            "SelectiveExpectimax.choose is not available in this build yet; AlphaZero, Mcts, Minimax, "
-            "EpsilonGreedyQ and Ppo support choose"
-        )
     rt, validate, key = _build(policy, envs, seed, plies, gamma)
     _drive(rt, infer, validate)
     if policy.name in _MODEL_FREE:
@@ -296,7 +291,7 @@ def _build(policy, envs, seed, plies, gamma):
     # Minimax and the model-free policies never read the ply; keep it an int64.
     sinfo[:, C.SI_EPLEN] = np.array([min(p, 1 << 62) for p in plies], np.int64)
     sinfo[:, C.SI_STATUS] = C.ST_EMIT
-    if kind == C.POLICY_EGQ:
+    if kind == C.POLICY_EGQ or kind == C.POLICY_SELEXP:
         # The engine draws the episode's head at reset; a choose call is its own "episode".
         sinfo[:, C.SI_HEAD] = (_next_u64(srng[:, 0]) % np.uint64(n_heads)).astype(np.int64)
     rt.ctl[C.C_TARGET] = 1  # every slot is at level 0: one decision each

@@ -54,7 +54,9 @@ _TEMPLATES = {
         "modelfree": _ENGINE + ("search_stub.tmpl",),
         "tree": _ENGINE + _SEARCH + ("search_puct.tmpl", "search_decoupled.tmpl", "search_driver.tmpl"),
         "minimax": _ENGINE + _SEARCH + ("search_minimax.tmpl", "search_driver.tmpl"),
-        "selexp": _ENGINE + _SEARCH + ("search_minimax.tmpl", "search_selexp.tmpl", "search_driver.tmpl"),
+        "selexp": _ENGINE + _SEARCH + (
+            "search_minimax.tmpl", "search_selexp.tmpl", "search_sxsim.tmpl", "search_driver.tmpl"
+        ),
     }.items()
 }
 FAMILIES = tuple(f"{b}{c}" for b in _TEMPLATES for c in ("", "+cache"))

@@ -294,8 +294,9 @@ class Runtime:
             t_child=np.zeros((G, M, A), np.int64),  # child per action (-1 none; sequential games)
             t_visits=np.zeros((G, M, E_A), np.int64),  # edge visits
             t_ef=np.zeros((G, M, E_A, C.EF_RALL + (N if maxn else 0)), np.float64),  # prior, value sum, rewards
-            # values, rewards, prob / pw, sigma; the last column: an outcome child's probability
-            t_nv=np.zeros((G, M, max(n_heads + 2, 2 * N + 1) + 1), np.float64),
+            # values, rewards, prob / pw, sigma (SelectiveExpectimax on simultaneous games: n_heads + 5);
+            # the last column: an outcome child's probability (search_chance.tmpl)
+            t_nv=np.zeros((G, M, max(n_heads + 5, 2 * N + 1) + 1), np.float64),
             t_legal=np.zeros((G, M, E_A), np.uint8),  # legal masks (per agent when simultaneous)
             t_path=np.zeros((G, P, 2), np.int64),  # selection path (node, action)
             t_rng=np.zeros((G, 1), np.uint64),  # in-tree chance stream
@@ -857,7 +858,7 @@ class Runtime:
             return "negative slot counters"
         if scalars["target"] < 0:
             return "negative window target"
-        quiet = (C.SI_OBSERVED, C.SI_NTAIL, C.SI_TAILKIND, C.SI_WINREC, C.SI_SEARCH)
+        quiet = (C.SI_OBSERVED, C.SI_NTAIL, C.SI_TAILKIND, C.SI_WINREC, C.SI_SEARCH, C.SI_SXJ)
         if (sinfo[:, quiet] != 0).any():
             return "a slot is in the middle of a decision (observation, tail or search under way)"
         # Per-decision columns hold the last decision's values; keep them within the geometry

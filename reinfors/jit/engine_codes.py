@@ -155,7 +155,8 @@ SI_NBATCH = 28  # SelectiveExpectimax: nodes expanded this round
 SI_FANCODE = 29  # ExpandAll: the joint action whose outcome fan is being evaluated
 SI_FAN0 = 30  # ExpandAll: first node of that fan (its nodes are contiguous)
 SI_FANN = 31  # ExpandAll: fan size (0 = no fan pending)
-SI_SIZE = 32
+SI_SXJ = 32  # SelectiveExpectimax on a simultaneous game: the acting agent searching now
+SI_SIZE = 33
 
 # -- record meta columns (r_meta: [M, RM_SIZE] int64) ----------------------------------------------
 RM_LEVEL = 0

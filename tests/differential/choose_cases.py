@@ -81,6 +81,9 @@ def decisions() -> dict:
         ),  # fmt: skip
         ("mcts", P.Mcts(num_simulations=40), "q", 1.0),
         ("mcts_visits", P.Mcts(num_simulations=40, act_by="visits", max_depth=3), "q", 0.8),
+        ("selexp", P.SelectiveExpectimax(expansion_budget=12, top_k=3), "q", 0.9),
+        ("selexp_dist", P.SelectiveExpectimax(expansion_budget=10, top_k=2, opponent="distributional",
+                                              opp_temperature=0.5, opp_floor=0.1, beta=0.5), "q", 1.0),
         ("egq_greedy", P.EpsilonGreedyQ(epsilon=0.0), "q", 1.0),
     ]:
         cb = _Callback(O, A, kind, seed=len(label))

@@ -96,10 +96,21 @@ def q_callback(obs_size, width, seed):
     return f
 
 
+def policy_kwargs(kw):
+    """Policy kwargs from JSON: ``chance`` is ``{"name": "committed"|"expand_all"|..., ...}``."""
+    kw = dict(kw)
+    if isinstance(kw.get("chance"), dict):
+        c = dict(kw["chance"])
+        name = c.pop("name")
+        cls = {"committed": "Committed", "expand_all": "ExpandAll", "always_resample": "AlwaysResample"}[name]
+        kw["chance"] = getattr(rf.chance_modes, cls)(**c)
+    return kw
+
+
 def engine_runs(spec):
     """Run collects on an Engine; return every batch's fields (base64) and episodes."""
     game = getattr(rf.games, spec["ctor"])(**spec.get("kwargs", {}))
-    policy = getattr(rf.policies, spec["policy"])(**spec.get("policy_kwargs", {}))
+    policy = getattr(rf.policies, spec["policy"])(**policy_kwargs(spec.get("policy_kwargs", {})))
     learner = getattr(rf.learners, spec["learner"])(**spec.get("learner_kwargs", {}))
     eng = rf.Engine(game, rf.Reward(**spec.get("reward", {})), policy, learner, **spec["engine"])
     obs_size = int(np.prod(game.observation_space().shape))

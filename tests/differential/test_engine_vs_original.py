@@ -22,6 +22,16 @@ import reinfors as rf
 
 from .harness import run_orig
 
+
+def _policy_kwargs(rf_mod, kw):
+    """JSON policy kwargs (``chance`` as ``{"name": ..., ...}``) built as orig_driver does."""
+    kw = dict(kw)
+    if isinstance(kw.get("chance"), dict):
+        c = dict(kw["chance"])
+        cls = {"committed": "Committed", "expand_all": "ExpandAll", "always_resample": "AlwaysResample"}[c.pop("name")]
+        kw["chance"] = getattr(rf_mod.chance_modes, cls)(**c)
+    return kw
+
 pytestmark = pytest.mark.differential
 
 DQN_FIELDS = [
@@ -38,7 +48,7 @@ def _decode(fields):
 def _ours(spec, collects, floor):
     d = rf.games.__dict__[spec["ctor"]](**spec.get("kwargs", {}))
     game = d
-    policy = getattr(rf.policies, spec["policy"])(**spec.get("policy_kwargs", {}))
+    policy = getattr(rf.policies, spec["policy"])(**_policy_kwargs(rf, spec.get("policy_kwargs", {})))
     learner = getattr(rf.learners, spec["learner"])(**spec.get("learner_kwargs", {}))
     eng = rf.Engine(game, rf.Reward(**spec.get("reward", {})), policy, learner, **spec["engine"])
     O = game._def.obs_size
@@ -258,5 +268,57 @@ def test_search_records_match_the_original(case):
     theirs = records([{"fields": _decode(b["fields"])} for b in run_orig(dict(spec, collects=10, floor=150))])
     ours = records(_ours(dict(spec, engine=dict(ek)), 2, 60))
     assert sum(ours.values()) >= 60
+    missing = ours - theirs
+    assert not missing, f"{sum(missing.values())} of {sum(ours.values())} records differ from the original"
+
+
+# SelectiveExpectimax + TreeStrap on Snake (simultaneous: one search per acting snake per tick,
+# co-movers fanned Uniform / Distributional, chance fanned per mode).  Compared as multisets of
+# records (simultaneous episodes have no fixed records-per-tick count).  With food=0 the trees
+# hold no chance; ExpandAll enumerates the respawn outcomes (no RNG); Committed draws in-tree
+# from a stream this build does not reproduce (docs/original-0.4.0/engine-search.md §4.1).
+SIM_SX_CASES = [
+    ("sx-snake2-nofood", "Snake", {"grid_size": 7, "food": 0, "max_ticks": 20}, {"loss": -1.0, "step": -0.01},
+     "SelectiveExpectimax", {"expansion_budget": 8, "top_k": 2, "n_heads": 2}, "TreeStrap",
+     {"gamma": 0.9, "bootstrap_p": 0.6}, {"n_games": 2, "seed": 2}),
+    ("sx-snake3-nofood-dist-interior", "Snake", {"grid_size": 7, "food": 0, "max_ticks": 20, "num_snakes": 3},
+     {"loss": -1.0, "step": -0.01, "win": 1.0}, "SelectiveExpectimax",
+     {"expansion_budget": 6, "top_k": 2, "n_heads": 3, "opponent": "distributional", "opp_temperature": 0.5,
+      "opp_floor": 0.1, "epsilon": 0.2, "beta": 0.5, "max_depth": 4},
+     "TreeStrap", {"outcome_weight": 0.5, "interior_targets": True}, {"n_games": 2, "seed": 5}),
+    ("sx-snake2-expandall", "Snake", {"grid_size": 6, "food": 1, "max_ticks": 20}, {"loss": -1.0, "food": 1.0},
+     "SelectiveExpectimax", {"expansion_budget": 8, "top_k": 2, "n_heads": 2, "chance": {"name": "expand_all"}},
+     "TreeStrap", {"gamma": 0.9, "outcome_weight": 0.3}, {"n_games": 2, "seed": 2}),
+    ("sx-snake3-expandall-dist", "Snake", {"grid_size": 6, "food": 1, "max_ticks": 15, "num_snakes": 3},
+     {"loss": -1.0, "food": 1.0, "win": 1.0}, "SelectiveExpectimax",
+     {"expansion_budget": 5, "top_k": 2, "n_heads": 3, "opponent": "distributional", "opp_temperature": 0.5,
+      "opp_floor": 0.1, "epsilon": 0.2, "beta": 0.5, "chance": {"name": "expand_all"}},
+     "TreeStrap", {"outcome_weight": 0.5}, {"n_games": 2, "seed": 5}),
+    pytest.param(
+        ("sx-snake2-committed", "Snake", {"grid_size": 6, "food": 1, "max_ticks": 20}, {"loss": -1.0, "food": 1.0},
+         "SelectiveExpectimax", {"expansion_budget": 8, "top_k": 2, "n_heads": 2}, "TreeStrap", {"gamma": 0.9},
+         {"n_games": 2, "seed": 2}),
+        marks=pytest.mark.xfail(strict=True, reason="the original's in-tree Committed stream is not reproduced"),
+        id="sx-snake2-committed",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "case", SIM_SX_CASES, ids=[c[0] if isinstance(c, tuple) else None for c in SIM_SX_CASES]
+)
+def test_sim_selexp_records_match_the_original(case):
+    names, spec, ek = _search_spec(case, cb_seed=3)
+
+    def records(run):
+        out = collections.Counter()
+        for b in run:
+            f = b["fields"]
+            out.update(_rows(f, i, names) for i in range(len(f["players"])))
+        return out
+
+    theirs = records([{"fields": _decode(b["fields"])} for b in run_orig(dict(spec, collects=4, floor=60))])
+    ours = records(_ours(dict(spec, engine=dict(ek)), 2, 40))
+    assert sum(ours.values()) >= 40
     missing = ours - theirs
     assert not missing, f"{sum(missing.values())} of {sum(ours.values())} records differ from the original"

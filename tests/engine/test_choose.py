@@ -383,12 +383,12 @@ def test_engine_time_ranges_and_the_acting_ply_limit():
     assert P.EpsilonGreedyQ().choose([ok], zero_q(7), plies=[2**40], gamma=1.0)[0] in range(7)
 
 
-def test_selective_expectimax_is_not_available_after_validation():
-    se = P.SelectiveExpectimax()
+def test_selective_expectimax_chooses_like_its_engine_search():
+    se = P.SelectiveExpectimax(expansion_budget=8, top_k=3)
     with pytest.raises(ValueError, match="gamma must be"):
         se.choose([c4()], zero_q(7), gamma=2.0)
-    with pytest.raises(NotImplementedError, match="SelectiveExpectimax"):
-        se.choose([c4()], zero_q(7), gamma=1.0)
+    acts = se.choose([c4(), c4()], zero_q(7), gamma=1.0)
+    assert acts == [0, 0]  # all-zero values everywhere: the lowest legal id
 
 
 def test_callback_errors_and_bad_outputs_propagate():

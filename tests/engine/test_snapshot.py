@@ -119,6 +119,16 @@ FAMILIES = {
         ),
         lambda: linear_pv(5 * 7 * 7, 3),
     ),
+    "snake_selective_expectimax": (
+        lambda: dict(
+            game=rf.games.Snake(grid_size=7, max_ticks=12, food=2, num_snakes=3),
+            reward=rf.Reward(food=1.0, loss=-1.0),
+            policy=rf.policies.SelectiveExpectimax(expansion_budget=4, top_k=2, n_heads=2),
+            learner=rf.learners.TreeStrap(outcome_weight=0.5),
+            n_games=3,
+        ),
+        lambda: linear_q(5 * 7 * 7, 3, heads=2),
+    ),
 }
 
 BEFORE = (5, 3)  # collect sizes before the snapshot (small: trajectories stay open)
