@@ -21,6 +21,17 @@ import numpy as np
 
 from . import _canon
 from . import snapshot as _snapshot
+from ._runtime.composition import (
+    _EXPAND_MAX,
+    _LEARNER_KINDS,
+    _POLICY_KINDS,
+    _SEARCH,
+    AUTO_SEARCH_BATCH,
+    CACHE_BYTES_LIMIT,
+    _check_engine_caps,
+    _check_engine_ranges,
+    _search_spec,
+)
 from ._runtime.notice import compile_notice
 from ._runtime.routes import PVValidator, QValidator, resolve_infer
 from ._runtime.runtime import Runtime
@@ -38,9 +49,7 @@ __all__ = ["Engine"]
 
 MAX_GAMES = 65536
 MAX_THREADS = 512
-MAX_HEADS = 4096
 MAX_BATCH = 1 << 20
-MAX_SIMS = 1 << 20
 BYTE_CEILING = 1 << 29
 CONFIG_SCHEMA = 1
 
@@ -118,29 +127,6 @@ def _learn_players_arg(value) -> list[int] | None:
             raise TypeError(f"argument 'learn_players': {e}") from None
         out.append(as_unsigned("learn_players", v))
     return out
-
-
-def _check_engine_caps(policy: PolicyHandle) -> None:
-    """Upper caps of policy knobs; the original checks these before the policy/learner pairing."""
-    p = policy._params
-    if p.get("n_heads", 0) > MAX_HEADS:
-        raise ValueError(f"n_heads must be <= {MAX_HEADS} (got {p['n_heads']})")
-    if p.get("num_simulations", 0) > MAX_SIMS:
-        raise ValueError(f"num_simulations must be <= {MAX_SIMS} (got {p['num_simulations']})")
-    chance = policy._chance
-    if chance is not None and chance.name == "committed" and chance._samples > MAX_SIMS:  # same 2^20 cap
-        raise ValueError(f"chance samples must be <= {MAX_SIMS} (got {chance._samples})")
-
-
-def _check_engine_ranges(policy: PolicyHandle) -> None:
-    """Engine-time lower bounds of policy knobs, after the pairing, in the original's order."""
-    p = policy._params
-    for key in ("num_simulations", "expansion_budget", "top_k", "max_depth", "n_heads"):
-        if p.get(key) is None:
-            continue
-        lo = 2 if key == "num_simulations" and policy.name == "alphazero" else 1
-        if p[key] < lo:
-            raise ValueError(f"{key} must be >= {lo}")
 
 
 class Engine:
@@ -755,130 +741,6 @@ class Engine:
 
     def __repr__(self) -> str:
         return f"Engine({self._game.name!r}, {self._policy.name!r}, {self._learner.name!r}, n_games={self._n_games})"
-
-
-_POLICY_KINDS = {
-    "epsilon_greedy_q": C.POLICY_EGQ,
-    "ppo": C.POLICY_PPO,
-    "alphazero": C.POLICY_AZ,
-    "mcts": C.POLICY_MCTS,
-    "minimax": C.POLICY_MINIMAX,
-    "selective_expectimax": C.POLICY_SELEXP,
-}
-_LEARNER_KINDS = {"dqn": C.LEARNER_DQN, "ppo": C.LEARNER_PPO, "alphazero": C.LEARNER_AZ, "treestrap": C.LEARNER_TS}
-_SEARCH = ("alphazero", "mcts", "minimax", "selective_expectimax")
-TREE_BYTES_LIMIT = 8 << 30
-CACHE_BYTES_LIMIT = 8 << 30
-AUTO_SEARCH_BATCH = 4096  # preallocated search trees of all slots together
-U32_MAX = (1 << 32) - 1
-_EXPAND_MAX = 1 << 20  # ExpandAll: the largest outcome fan a tree enumerates
-
-
-def _search_spec(policy: PolicyHandle, learner: LearnerHandle, d, n_games: int) -> dict:
-    """Tree geometry (nodes per slot, path length, rows per request, interior records per
-    decision) and the knobs the search kernels read, for a search policy."""
-    p = policy._params
-    lp = learner._params
-    N, A = d.n_players, d.n_actions
-    chance = policy._chance
-    spec = {
-        "resample": int(d.chance_in_step and chance is not None and chance.name == "always_resample"),
-        "samples": chance._samples if chance is not None and chance.name == "committed" else 1,
-        "expand": int(d.chance_in_step and chance is not None and chance.name == "expand_all"),
-        "c": p.get("c_puct", p.get("uct_c", 0.0)),
-        "temperature": p.get("temperature", 0.0),
-        "temperature_drop": U32_MAX if p.get("temperature_drop") is None else p["temperature_drop"],
-        "outcome_weight": lp.get("outcome_weight", 0.0),
-        "interior": 0,
-    }
-    # Sequential trees with in-step chance: an expanded edge may become a chance node with F
-    # outcome children (ExpandAll: the fan, Committed(k > 1): k frozen draws).
-    fanout = 1
-    if d.chance_in_step and not d.simultaneous and chance is not None:
-        if spec["expand"]:
-            fanout = max(1, d.max_chance)
-        elif spec["samples"] > 1:
-            fanout = spec["samples"]
-    if policy.name in ("alphazero", "mcts"):
-        sims = p["num_simulations"]
-        maxn = policy.name == "alphazero" and p["sequential_backup"] == "maxn" and N >= 2 and not d.simultaneous
-        noise = policy._noise
-        fan = max(1, d.max_chance) if spec["expand"] else 1  # ExpandAll: a fan of children per expansion
-        if spec["expand"]:
-            spec["samples"] = C.FAN_MULT  # outcome index space in the children's keys
-        if not d.simultaneous:
-            fan = fanout + (fanout > 1)  # a chance node and its outcome children
-        spec.update(
-            sims=sims,
-            max_depth=p["max_depth"],
-            nodes=sims * fan + 2,
-            path=min(p["max_depth"], sims) + 2,
-            max_rows=(N if maxn or d.simultaneous else 1) * (fan if d.simultaneous or spec["expand"] else 1),
-            maxn=int(maxn),
-            act_by=1 if p.get("act_by") == "visits" else 0,
-            noise=int(noise is not None),
-            noise_epsilon=0.0 if noise is None else noise._epsilon,
-            noise_alpha=1.0 if noise is None else noise._alpha,
-        )
-        what = f"num_simulations={sims}"
-    elif policy.name == "selective_expectimax":
-        budget, top_k = p["expansion_budget"], p["top_k"]
-        spec.update(
-            budget=budget,
-            top_k=top_k,
-            max_depth=p["max_depth"],
-            beta=p["beta"],
-            opponent=int(p["opponent"] == "distributional"),
-            opp_temperature=p.get("opp_temperature", 1.0),
-            opp_floor=p.get("opp_floor", 0.0),
-            nodes=1 + budget * A * (fanout + (fanout > 1)),
-            path=2,
-            max_rows=min(top_k, budget) * (A * fanout + 1),
-            interior_targets=int(bool(lp.get("interior_targets"))),
-            interior=budget if lp.get("interior_targets") else 0,
-        )
-        if d.simultaneous:
-            # One search per acting agent; an expansion fans each of the searcher's actions over
-            # the co-movers' joint and the chance outcomes (search_sxsim.tmpl).
-            fan = 1
-            if d.has_chance and chance is not None:
-                fan = max(1, d.max_chance) if chance.name == "expand_all" else chance._samples
-            per = A * A ** (N - 1) * fan
-            spec.update(
-                expand=int(d.has_chance and chance is not None and chance.name == "expand_all"),
-                samples=chance._samples if chance is not None and chance.name == "committed" else 1,
-                nodes=1 + budget * per,
-                max_rows=min(top_k, budget) * (N - 1 + per),
-                interior=N * budget if lp.get("interior_targets") else 0,
-            )
-        what = f"expansion_budget={budget}"
-    else:  # minimax: full width (or the beam below the root), level by level
-        depth, top_k = p["depth"], p["top_k"]
-        levels = [A * fanout]  # decision nodes per level (outcome children of chance edges)
-        for _ in range(depth - 1):
-            levels.append(levels[-1] * (min(A, top_k) if top_k else A) * fanout)
-        chance_nodes = sum(n // fanout for n in levels) if fanout > 1 else 0
-        spec.update(
-            depth=depth,
-            top_k=top_k or 0,
-            nodes=1 + sum(levels) + chance_nodes,
-            path=2,
-            max_rows=levels[-1],
-            interior_targets=int(bool(lp.get("interior_targets"))),
-            interior=sum(levels[:-1]) if lp.get("interior_targets") else 0,
-        )
-        what = f"depth={depth}" + (f", top_k={top_k}" if top_k else "")
-    per_node = 8 * (d.state_size + C.TN_SIZE + 3 * A + A * (C.EF_RALL + N) + max(N, 1) + 3) + A
-    need = n_games * spec["nodes"] * per_node
-    if need > TREE_BYTES_LIMIT:
-        # Checked when the trees are allocated (the first collect), like any out-of-memory
-        # condition: the composition itself is valid (the original accepts it).
-        spec["too_big"] = (
-            f"{policy.name} with {what} needs up to {spec['nodes']} tree nodes per game: {need} bytes of "
-            f"preallocated trees for n_games={n_games} (limit {TREE_BYTES_LIMIT}); use fewer n_games or a "
-            "smaller search"
-        )
-    return spec
 
 
 def _rust_str(s: str) -> str:

@@ -38,6 +38,7 @@ import numpy as np
 from reinfors.jit import dedupe as _dedupe
 from reinfors.jit import engine_codes as C
 
+from . import composition as _composition
 from .routes import PVValidator, QValidator
 from .runtime import KernelError, Runtime
 
@@ -121,7 +122,6 @@ def _validate(policy, envs, infer, seed, plies, gamma):
     composition, finished → plies length → upper caps → one active agent per env → lower bounds
     → clairvoyance → Minimax two-player → the acting-ply limit (AlphaZero, Mcts).
     """
-    from reinfors import engine as _engine
     from reinfors._validate import as_float, as_unsigned
     from reinfors.learners import CATALOGUE_COMPAT
 
@@ -156,11 +156,11 @@ def _validate(policy, envs, infer, seed, plies, gamma):
             raise ValueError("choose on a finished env")
     if plies is not None and len(plies) != len(envs):
         raise ValueError(f"{len(plies)} plies for {len(envs)} envs")
-    _engine._check_engine_caps(policy)
+    _composition._check_engine_caps(policy)
     for e in envs:
         if len(e.active_agents()) != 1:
             raise ValueError("choose supports sequential games: exactly one active agent per env")
-    _engine._check_engine_ranges(policy)
+    _composition._check_engine_ranges(policy)
     label = _LABELS.get(policy.name)
     if label is not None and d.has_info_key:
         raise ValueError(
@@ -253,7 +253,6 @@ def _give_back(key, rt: Runtime) -> None:
 def _build(policy, envs, seed, plies, gamma):
     """A dedicated runtime for this call: slot ``k`` = ``envs[k]``'s state, its own stream, its
     acting ply; one arena that holds every row of a round."""
-    from reinfors import engine as _engine
     from reinfors import learners
 
     first = envs[0]
@@ -267,11 +266,11 @@ def _build(policy, envs, seed, plies, gamma):
         learn = np.ones(d.n_players, np.int64)
         max_rows = d.n_players
     else:
-        kind = _engine._POLICY_KINDS[policy.name]
+        kind = _composition._POLICY_KINDS[policy.name]
         az = policy.name == "alphazero"
         learner = learners.AlphaZero(gamma=gamma) if az else learners.TreeStrap(gamma=gamma)
         learner_kind = C.LEARNER_AZ if az else C.LEARNER_TS
-        search = dict(_engine._search_spec(policy, learner, d, G), choose=1)
+        search = dict(_composition._search_spec(policy, learner, d, G), choose=1)
         if "too_big" in search:
             raise ValueError(search["too_big"])
         learn = np.zeros(d.n_players, np.int64)  # choose records nothing

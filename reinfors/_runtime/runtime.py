@@ -161,7 +161,7 @@ class Runtime:
         infer_cache=0,
         pgen=None,
     ):
-        """``search``: the tree-search geometry and knobs (the dict of ``engine._search_spec``)
+        """``search``: the tree-search geometry and knobs (the dict of ``composition._search_spec``)
         for the search policies; None for the model-free ones.  ``infer_cache``: entries per
         cache partition (0 = off).  ``pgen``: the owner's per-player weights generations (an
         int64 array the runtime reads, never writes; see :meth:`publish_generations`)."""
