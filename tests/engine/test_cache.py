@@ -247,19 +247,20 @@ def test_per_player_update_affects_only_that_players_partition():
 
 def _spy_slots(engine):
     """White-box: capture each delivered record's (slot, level) in batch order (the batch does
-    not expose them; the engine orders records by (level, slot, sequence))."""
+    not expose them; ``Runtime.take_records`` hands the pool over ordered by (level, slot,
+    sequence)).  The engine must have collected once (its runtime exists)."""
     from reinfors.jit import engine_codes as C
 
     captured = {}
-    build = engine._build_batch
+    rt = engine._rt
+    take = rt.take_records
 
-    def spy(idx, tele):
-        meta = engine._rt["r_meta"][idx]
-        order = np.lexsort((meta[:, C.RM_SEQ], meta[:, C.RM_SLOT], meta[:, C.RM_LEVEL]))
-        captured["slot_level"] = meta[order][:, [C.RM_SLOT, C.RM_LEVEL]].copy()
-        return build(idx, tele)
+    def spy():
+        out = take()
+        captured["slot_level"] = out["r_meta"][:, [C.RM_SLOT, C.RM_LEVEL]].copy()
+        return out
 
-    engine._build_batch = spy
+    rt.take_records = spy
     return captured
 
 
