@@ -164,10 +164,7 @@ def kernel_module(
             f'"""Generated reinfors kernels for game {name!r} (hash {digest}); do not edit."""',
             "",
         ]
-        for role in ROLES:
-            attr = f"{mod_name}__{role}"
-            setattr(_holder, attr, fns[role])
-            lines.append(f"from reinfors._gamefns import {attr} as G_{role}")
+        lines += bind_roles(mod_name, fns, ROLES)
         lines.append(f"N_ACTIONS = {int(n_actions)}")
         lines.append(f"SIMUL = {bool(simultaneous)}")
         lines.append(f"CHANCE_IN_STEP = {bool(chance_in_step)}")
@@ -176,18 +173,36 @@ def kernel_module(
         lines.append(f"FAM_MMX = {base == 'minimax'}")
         lines.append(f"FAM_SX = {base == 'selexp'}")
         lines.append(f"CACHE_ON = {option == 'cache'}")
-        source = "\n".join(lines) + "\n" + template
-        gen_dir = _compile.cache_dir() / "generated"
-        gen_dir.mkdir(parents=True, exist_ok=True)
-        _compile.register_cache_root(gen_dir)
-        path = gen_dir / f"{mod_name}.py"
-        if not path.exists() or path.read_text() != source:
-            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_text(source)
-            os.replace(tmp, path)
-        spec = importlib.util.spec_from_file_location(f"reinfors._generated.{mod_name}", path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod
-        spec.loader.exec_module(mod)
+        mod = import_generated(mod_name, "\n".join(lines) + "\n" + template)
         _loaded[mod_name] = mod
         return mod
+
+
+def bind_roles(mod_name: str, fns: dict, roles) -> list[str]:
+    """Publish each role's njit function on the holder module; the header lines importing them
+    as ``G_<role>`` (so a generated module binds the game's functions statically)."""
+    lines = []
+    for role in roles:
+        attr = f"{mod_name}__{role}"
+        setattr(_holder, attr, fns[role])
+        lines.append(f"from reinfors._gamefns import {attr} as G_{role}")
+    return lines
+
+
+def import_generated(mod_name: str, source: str) -> types.ModuleType:
+    """Write ``source`` as ``<cache_dir>/generated/<mod_name>.py`` (atomically, only when it
+    changed) and import it, so its njit functions cache on disk like the package's own.  Callers
+    hold their own lock and keep their own cache of loaded modules."""
+    gen_dir = _compile.cache_dir() / "generated"
+    gen_dir.mkdir(parents=True, exist_ok=True)
+    _compile.register_cache_root(gen_dir)
+    path = gen_dir / f"{mod_name}.py"
+    if not path.exists() or path.read_text() != source:
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(source)
+        os.replace(tmp, path)
+    spec = importlib.util.spec_from_file_location(f"reinfors._generated.{mod_name}", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod

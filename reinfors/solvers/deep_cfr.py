@@ -17,9 +17,6 @@ the CFR best-response kernels (``reinfors.solvers.cfr``).
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import os
-import sys
 import threading
 import time
 from pathlib import Path
@@ -29,7 +26,6 @@ import numpy as np
 from reinfors._runtime import codegen
 from reinfors._validate import as_unsigned
 from reinfors.batches import DeepCfrBatch
-from reinfors.jit import _compile
 from reinfors.jit.solvers import deep_cfr as _dc
 from reinfors.jit.solvers import gametree as _gt
 from reinfors.solvers.cfr import game_tree, nash_conv
@@ -86,23 +82,8 @@ def _kernels(gdef):
         if mod is not None:
             return mod
         lines = [f"# Generated Deep CFR kernels for game {gdef.name!r} (hash {digest}); do not edit."]
-        for role in _G_ROLES:
-            attr = f"{mod_name}__{role}"
-            setattr(codegen._holder, attr, fns[role])
-            lines.append(f"from reinfors._gamefns import {attr} as G_{role}")
-        source = "\n".join(lines) + "\n" + template
-        gen_dir = _compile.cache_dir() / "generated"
-        gen_dir.mkdir(parents=True, exist_ok=True)
-        _compile.register_cache_root(gen_dir)
-        path = gen_dir / f"{mod_name}.py"
-        if not path.exists() or path.read_text() != source:
-            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_text(source)
-            os.replace(tmp, path)
-        spec = importlib.util.spec_from_file_location(f"reinfors._generated.{mod_name}", path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod
-        spec.loader.exec_module(mod)
+        lines += codegen.bind_roles(mod_name, fns, _G_ROLES)
+        mod = codegen.import_generated(mod_name, "\n".join(lines) + "\n" + template)
         _gen_loaded[mod_name] = mod
         return mod
 
