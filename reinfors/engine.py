@@ -401,10 +401,10 @@ class Engine:
             return self._collect(n_records, fns, progress)
 
     def _record_bytes(self) -> int:
-        """Bytes one record costs at the peak of a collect: its record-pool row (observation,
-        targets, legality, metadata) plus the batch fields built beside it (CSR ids at the
-        worst case of every action legal).  A batch of ``n`` records peaks at about
-        ``n * _record_bytes()`` above the engine's resting memory."""
+        """A lower bound of the bytes one record costs at the peak of a collect: its record-pool
+        row (observation, targets, legality, metadata) plus the batch fields built beside it,
+        counting no legal-action ids (their number is only known once the states are).  A floor
+        is refused only when even this bound cannot fit, so no collect that could fit is."""
         d, pol = self._game._def, self._policy
         O, A = d.obs_size, d.n_actions
         H = pol.n_heads if pol.output == "q" else 1
@@ -412,7 +412,7 @@ class Engine:
         pool = 4 * O * (2 if dqn else 1) + 8 * (C.RM_SIZE + C.RF_SIZE) + 4 * H + A * (2 if dqn else 1)
         if self._search is not None:
             pool += 8 * H * A  # r_tgt
-        fields = 8 * 2 + 8 * 5 + (8 * A + 8) * (2 if dqn else 1)
+        fields = 8 * 2 + 8 * 5 + 8 * (2 if dqn else 1)  # players, actions, float columns, CSR offsets
         return pool + fields
 
     def _check_fits(self, label: str, n_records: int) -> None:
@@ -423,7 +423,7 @@ class Engine:
         need = n_records * self._record_bytes()
         if need > avail:
             raise MemoryError(
-                f"{label}={n_records} needs about {need / 1e9:.1f} GB for the batch and its record pool "
+                f"{label}={n_records} needs at least {need / 1e9:.1f} GB for the batch and its record pool "
                 f"({self._record_bytes()} bytes per record), more than the {avail / 1e9:.1f} GB of memory "
                 f"available; collect in smaller windows"
             )

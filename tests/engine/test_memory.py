@@ -65,9 +65,9 @@ def test_floor_that_cannot_fit_fails_before_any_work(monkeypatch):
         calls.append(len(obs))
         return _zero(obs)
 
-    with pytest.raises(MemoryError, match=r"n_records=1001 needs about .* GB .*\(\d+ bytes per record\)"):
+    with pytest.raises(MemoryError, match=r"n_records=1001 needs at least .* GB .*\(\d+ bytes per record\)"):
         eng.collect(1001, infer)
-    with pytest.raises(MemoryError, match=r"collect_size=5000 needs about"):
+    with pytest.raises(MemoryError, match=r"collect_size=5000 needs at least"):
         eng.collect_stream(5000, infer)
     assert calls == []
     assert len(eng.collect(64, infer).obs) >= 64  # the engine is intact, and fits are accepted
