@@ -57,13 +57,20 @@ def make_engine(args: Args) -> rf.Engine:
 
 
 class LinearQ:
-    """Q(obs) = obs @ w: float32 ``(rows, 84)`` -> ``(rows, 1, 7)``; a stand-in for your network."""
+    """Q(obs) = obs @ w: float32 ``(rows, 84)`` -> ``(rows, 1, 7)``; a stand-in for your network.
+
+    The product is computed row by row on purpose.  A BLAS matmul may round a row differently
+    depending on how many rows share the call, and with ``n_threads > 1`` how many leaves reach
+    one callback call depends on thread timing; the engine's record-exactness holds for a callback
+    whose answer for a row depends only on that row (so does a network in eval mode on a GPU with
+    deterministic kernels, or one computed in float64)."""
 
     def __init__(self, w: np.ndarray):
         self.w = w
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
-        return (obs @ self.w)[:, None, :]
+        w = self.w  # one read: the training thread may rebind it meanwhile
+        return (obs[:, :, None] * w[None]).sum(axis=1, dtype=np.float32)[:, None, :]
 
     def train_step(self, batch: rf.TreeStrapBatch, lr: float = 0.01) -> None:
         """One masked least-squares step.  Rebinds ``w`` (one atomic store) instead of updating it
