@@ -1,0 +1,186 @@
+"""Small networks for the ``train_*`` examples: a NumPy MLP with Adam, or the same MLP in PyTorch.
+
+The examples compute every loss in NumPy *on the network's outputs* and hand this module the
+gradient of the loss with respect to those outputs (``d_out``); the backend back-propagates it
+and takes one Adam step.  So one loss implementation serves both backends, and the NumPy path
+(no PyTorch needed) trains the same model the PyTorch path does::
+
+    net = make_mlp([84, 128, 128, 8], backend="auto", lr=1e-3, seed=0)
+    out = net(obs)                         # float32 (rows, 8), inference only
+    loss = net.train_step(x, loss_and_grad)  # loss_and_grad(out) -> (loss, d_out)
+    frozen = net.copy()                    # the two-network pattern: a stable copy for a stream
+    frozen.load_from(net)                  # sync it in place between batches
+
+``backend="auto"`` picks PyTorch when ``import torch`` works (``pip install 'reinfors[train]'``)
+and NumPy otherwise.  Import this module from an example with ``sys.path`` holding the
+``examples/`` folder (a script run as ``python examples/x.py`` has it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+LossFn = Callable[[np.ndarray], tuple[float, np.ndarray]]
+
+
+def torch_available() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def make_mlp(sizes: Sequence[int], backend: str = "auto", lr: float = 1e-3, seed: int = 0, weight_decay: float = 0.0):
+    """A ReLU MLP ``sizes[0] -> ... -> sizes[-1]`` (linear output) with an Adam optimiser."""
+    if backend not in ("auto", "numpy", "torch"):
+        raise ValueError(f"backend must be auto, numpy or torch; got {backend!r}")
+    if backend == "torch" or (backend == "auto" and torch_available()):
+        return TorchMlp(sizes, lr=lr, seed=seed, weight_decay=weight_decay)
+    return NumpyMlp(sizes, lr=lr, seed=seed, weight_decay=weight_decay)
+
+
+class NumpyMlp:
+    """float32 ReLU MLP, He-initialised, trained with Adam (bias-corrected, optional L2 decay)."""
+
+    backend = "numpy"
+
+    def __init__(self, sizes: Sequence[int], lr: float = 1e-3, seed: int = 0, weight_decay: float = 0.0):
+        rs = np.random.default_rng(seed)
+        self.sizes = list(sizes)
+        self.params: list[np.ndarray] = []
+        for i, (a, b) in enumerate(zip(self.sizes[:-1], self.sizes[1:], strict=True)):
+            scale = np.sqrt(2.0 / a) if i < len(self.sizes) - 2 else np.sqrt(1.0 / a) * 0.5
+            self.params.append((rs.standard_normal((a, b)) * scale).astype(np.float32))
+            self.params.append(np.zeros(b, np.float32))
+        self.lr, self.weight_decay = lr, weight_decay
+        self.m = [np.zeros_like(p) for p in self.params]
+        self.v = [np.zeros_like(p) for p in self.params]
+        self.t = 0
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        h = np.asarray(x, np.float32)
+        n = len(self.params) // 2
+        for i in range(n):
+            h = h @ self.params[2 * i] + self.params[2 * i + 1]
+            if i < n - 1:
+                h = np.maximum(h, 0.0)
+        return h
+
+    def train_step(self, x: np.ndarray, loss_fn: LossFn) -> float:
+        """Forward ``x``, ask ``loss_fn(out) -> (loss, d_loss/d_out)``, back-propagate, one Adam step."""
+        acts = [np.asarray(x, np.float32)]
+        n = len(self.params) // 2
+        h = acts[0]
+        for i in range(n):
+            h = h @ self.params[2 * i] + self.params[2 * i + 1]
+            if i < n - 1:
+                h = np.maximum(h, 0.0)
+            acts.append(h)
+        loss, d = loss_fn(h)
+        d = np.asarray(d, np.float32)
+        grads: list[np.ndarray] = [None] * len(self.params)  # type: ignore[list-item]
+        for i in reversed(range(n)):
+            grads[2 * i] = acts[i].T @ d
+            grads[2 * i + 1] = d.sum(axis=0)
+            if i > 0:
+                d = (d @ self.params[2 * i].T) * (acts[i] > 0)
+        self.t += 1
+        b1, b2, eps = 0.9, 0.999, 1e-8
+        c1, c2 = 1.0 - b1**self.t, 1.0 - b2**self.t
+        for p, g, m, v in zip(self.params, grads, self.m, self.v, strict=True):
+            if self.weight_decay and p.ndim == 2:
+                g = g + self.weight_decay * p
+            m *= b1
+            m += (1.0 - b1) * g
+            v *= b2
+            v += (1.0 - b2) * (g * g)
+            p -= (self.lr * (m / c1) / (np.sqrt(v / c2) + eps)).astype(np.float32)
+        return float(loss)
+
+    def copy(self) -> NumpyMlp:
+        twin = NumpyMlp.__new__(NumpyMlp)
+        twin.sizes, twin.lr, twin.weight_decay, twin.t = list(self.sizes), self.lr, self.weight_decay, 0
+        twin.params = [p.copy() for p in self.params]
+        twin.m = [np.zeros_like(p) for p in self.params]
+        twin.v = [np.zeros_like(p) for p in self.params]
+        return twin
+
+    def load_from(self, other: NumpyMlp) -> None:
+        """Copy ``other``'s weights into this network in place (optimiser state untouched)."""
+        for p, q in zip(self.params, other.params, strict=True):
+            p[...] = q
+
+    def n_params(self) -> int:
+        return int(sum(p.size for p in self.params))
+
+
+class TorchMlp:
+    """The same MLP in PyTorch (CPU, one thread); losses still come from NumPy as ``d_out``."""
+
+    backend = "torch"
+
+    def __init__(self, sizes: Sequence[int], lr: float = 1e-3, seed: int = 0, weight_decay: float = 0.0):
+        import torch
+        from torch import nn
+
+        torch.manual_seed(seed)
+        torch.set_num_threads(1)  # small networks: leave the cores to the engine's workers
+        layers: list = []
+        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
+            layers.append(nn.Linear(a, b))
+            if i < len(sizes) - 2:
+                layers.append(nn.ReLU())
+        self.sizes = list(sizes)
+        self.lr, self.weight_decay = lr, weight_decay
+        self.model = nn.Sequential(*layers)
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=lr, weight_decay=weight_decay)
+        self._torch = torch
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        torch = self._torch
+        with torch.no_grad():
+            return self.model(torch.tensor(np.asarray(x, np.float32))).numpy()
+
+    def train_step(self, x: np.ndarray, loss_fn: LossFn) -> float:
+        torch = self._torch
+        out = self.model(torch.tensor(np.asarray(x, np.float32)))
+        loss, d = loss_fn(out.detach().numpy().copy())
+        self.opt.zero_grad()
+        out.backward(torch.from_numpy(np.asarray(d, np.float32)))
+        self.opt.step()
+        return float(loss)
+
+    def copy(self) -> TorchMlp:
+        import copy
+
+        twin = TorchMlp.__new__(TorchMlp)
+        twin.sizes, twin.lr, twin.weight_decay, twin._torch = list(self.sizes), self.lr, self.weight_decay, self._torch
+        twin.model = copy.deepcopy(self.model)
+        twin.opt = self._torch.optim.Adam(twin.model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        return twin
+
+    def load_from(self, other: TorchMlp) -> None:
+        self.model.load_state_dict(other.model.state_dict())
+
+    def n_params(self) -> int:
+        return int(sum(p.numel() for p in self.model.parameters()))
+
+
+def softmax_masked(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Row softmax over the entries where ``mask`` is true (float64 result)."""
+    z = np.where(mask, logits.astype(np.float64), -np.inf)
+    z -= z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def csr_mask(offsets: np.ndarray, ids: np.ndarray, n_actions: int) -> np.ndarray:
+    """A ``(rows, n_actions)`` bool mask from a CSR of legal ids (``ids[offsets[i]:offsets[i+1]]``)."""
+    rows = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    mask = np.zeros((len(offsets) - 1, n_actions), bool)
+    mask[rows, ids] = True
+    return mask
+

@@ -1,0 +1,328 @@
+"""Train AlphaZero on Connect4 until it beats depth-2 Minimax, and measure it on the way.
+
+    python examples/train_alphazero_connect4.py [--minutes 10] [--sims 64] [--backend auto]
+
+Self-play streams from ``engine.collect_stream`` with the two-network pattern: the stream's
+thread searches with ``collector``, a frozen copy of the network, while this thread trains
+``learner`` on a replay window of the most recent records (mirrored left-right: Connect4 is
+symmetric).  After every streamed batch the learner's weights are copied into the collector under
+a lock and ``engine.weights_updated()`` is called beside the copy.
+
+Every ``--eval-every`` minutes (and at minute 0, untrained) the learner plays ``--eval-games``
+games against ``rf.policies.Minimax(depth=2)`` with a zero leaf callback (it sees wins and
+blocks threats two plies ahead from terminal rewards alone) through ``rf.Arena``: pairs of games
+from the same random opening with the seats swapped.  Our side searches greedily (AlphaZero with
+``--eval-sims`` simulations, no noise, temperature 0).
+
+The network is a ReLU MLP (84 -> hidden -> hidden -> 7 logits + 1 value) trained with Adam on
+the ``AlphaZeroBatch`` targets: cross-entropy to the root visit distribution (weighted by
+``policy_weights``) plus the squared error of ``tanh(value)`` to the game outcome.  It is a
+PyTorch module when ``import torch`` works and NumPy otherwise (``--backend`` forces one); the
+NumPy path reaches the target on a 2-core machine.
+
+Writes ``<logdir>/log.jsonl`` (one line per update and per evaluation: losses, win rate,
+telemetry) and TensorBoard scalars when ``torch.utils.tensorboard`` imports.  The last stdout
+line is one JSON object: ``win_rate_vs_minimax2``, ``games``, ``minutes``, ``records``, the
+evaluation curve, and more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    # small matmuls: threaded BLAS only fights the engine's search workers for the cores (18x slower here)
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import reinfors as rf  # noqa: E402
+from _nets import make_mlp  # noqa: E402
+from reinfors.starts import RandomStartingMoves  # noqa: E402
+
+ROWS, COLS = 6, 7
+
+
+def parse(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--minutes", type=float, default=10.0, help="training budget (wall clock, evaluations included)")
+    ap.add_argument("--sims", type=int, default=64, help="AlphaZero simulations per self-play move")
+    ap.add_argument("--eval-sims", type=int, default=None, help="simulations per evaluation move (default --sims)")
+    ap.add_argument("--n-games", type=int, default=64, help="parallel self-play games")
+    ap.add_argument("--collect-size", type=int, default=1024, help="records per streamed batch")
+    ap.add_argument("--replay", type=int, default=100_000, help="replay window (records, mirrors included)")
+    ap.add_argument("--batch", type=int, default=256, help="minibatch rows")
+    ap.add_argument("--reuse", type=float, default=4.0, help="times each new record is sampled, on average")
+    ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--eval-every", type=float, default=1.0, help="minutes between evaluations")
+    ap.add_argument("--eval-games", type=int, default=200, help="games per evaluation (even)")
+    ap.add_argument("--opening", type=int, default=2, help="random opening moves per evaluation pair")
+    ap.add_argument("--backend", choices=("auto", "numpy", "torch"), default="auto")
+    ap.add_argument("--logdir", default="runs/train_alphazero_connect4")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-progress", action="store_true", help="no tqdm bar")
+    return ap.parse_args(argv)
+
+
+class Replay:
+    """A ring of the last ``capacity`` records (obs, visit targets, outcome, policy weight)."""
+
+    def __init__(self, capacity: int, obs_size: int, n_actions: int):
+        self.obs = np.zeros((capacity, obs_size), np.float32)
+        self.pi = np.zeros((capacity, n_actions), np.float32)
+        self.z = np.zeros(capacity, np.float32)
+        self.w = np.zeros(capacity, np.float32)
+        self.capacity, self.size, self.head = capacity, 0, 0
+
+    def add(self, obs, pi, z, w) -> None:
+        n = len(obs)
+        idx = (self.head + np.arange(n)) % self.capacity
+        self.obs[idx], self.pi[idx], self.z[idx], self.w[idx] = obs, pi, z, w
+        self.head = int((self.head + n) % self.capacity)
+        self.size = min(self.capacity, self.size + n)
+
+    def sample(self, rs: np.random.Generator, n: int):
+        idx = rs.integers(0, self.size, n)
+        return self.obs[idx], self.pi[idx], self.z[idx], self.w[idx]
+
+
+def mirrored(batch: rf.AlphaZeroBatch):
+    """The batch plus its left-right mirror (columns reversed in the board planes and targets)."""
+    obs = batch.obs.reshape(-1, 2, ROWS, COLS)
+    obs_m = obs[..., ::-1].reshape(len(obs), -1)
+    pi = batch.policy_targets.astype(np.float32)
+    return (
+        np.concatenate([batch.obs, obs_m]),
+        np.concatenate([pi, pi[:, ::-1]]),
+        np.tile(batch.value_targets.astype(np.float32), 2),
+        np.tile(batch.policy_weights.astype(np.float32), 2),
+    )
+
+
+def az_loss(pi: np.ndarray, z: np.ndarray, w: np.ndarray, stats: dict):
+    """Loss on the network output (logits | value): weighted CE to ``pi`` + MSE of tanh(value) to ``z``."""
+
+    def loss_fn(out: np.ndarray):
+        n = len(out)
+        logits, raw = out[:, :COLS].astype(np.float64), out[:, COLS].astype(np.float64)
+        zl = logits - logits.max(axis=1, keepdims=True)
+        logp = zl - np.log(np.exp(zl).sum(axis=1, keepdims=True))
+        p = np.exp(logp)
+        v = np.tanh(raw)
+        ce = float(-(w * (pi * logp).sum(axis=1)).mean())
+        mse = float(((v - z) ** 2).mean())
+        d = np.empty_like(out, dtype=np.float64)
+        d[:, :COLS] = w[:, None] * (p * pi.sum(axis=1, keepdims=True) - pi) / n
+        d[:, COLS] = 2.0 * (v - z) * (1.0 - v * v) / n
+        stats["policy_loss"], stats["value_loss"] = ce, mse
+        return ce + mse, d
+
+    return loss_fn
+
+
+def heads(net):
+    """``infer`` for AlphaZero: float32 obs (rows, 84) -> (logits (rows, 7), values (rows,))."""
+
+    def infer(obs: np.ndarray):
+        out = net(obs)
+        return out[:, :COLS], np.tanh(out[:, COLS])
+
+    return infer
+
+
+def zero_q(obs: np.ndarray) -> np.ndarray:
+    """Minimax's leaf callback: every leaf scores 0, so only terminal rewards matter."""
+    return np.zeros((obs.shape[0], 1, COLS), np.float32)
+
+
+def evaluate(game, reward, net, args) -> dict:
+    """``--eval-games`` Arena games of the greedy searched network against Minimax(depth=2)."""
+    ours = (
+        rf.policies.AlphaZero(num_simulations=args.eval_sims, noise=None, temperature=0.0),
+        heads(net),
+        1.0,
+    )
+    minimax = (rf.policies.Minimax(depth=2), zero_q, 1.0)
+    arena = rf.Arena(
+        game, reward, [ours, minimax], n_slots=min(100, args.eval_games), start=RandomStartingMoves(args.opening), seed=args.seed
+    )
+    t = time.perf_counter()
+    res = arena.play(args.eval_games)
+    wins = sum(g.payoffs[0] > 0 for g in res.games)
+    draws = sum(g.payoffs[0] == 0 for g in res.games)
+    mean, stderr = res.payoff(0)
+    seats = res.seat_payoffs(0)
+    return {
+        "win_rate": wins / len(res.games),
+        "wins": wins,
+        "draws": draws,
+        "losses": len(res.games) - wins - draws,
+        "games": len(res.games),
+        "payoff": mean,
+        "payoff_stderr": stderr,
+        "payoff_first_seat": seats.get(0, 0.0),
+        "payoff_second_seat": seats.get(1, 0.0),
+        "eval_seconds": time.perf_counter() - t,
+    }
+
+
+class Log:
+    """JSONL rows, plus TensorBoard scalars when ``torch.utils.tensorboard`` imports."""
+
+    def __init__(self, logdir: str):
+        self.dir = Path(logdir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.dir / "log.jsonl"
+        self.file = self.path.open("w")
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+        except Exception:  # no torch / no tensorboard: the JSONL is the log
+            self.tb = None
+        else:
+            self.tb = SummaryWriter(str(self.dir))
+
+    def write(self, kind: str, step: int, row: dict) -> None:
+        self.file.write(json.dumps({"kind": kind, "step": step, **row}) + "\n")
+        self.file.flush()
+        if self.tb is not None:
+            for k, v in row.items():
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    self.tb.add_scalar(f"{kind}/{k}", v, step)
+
+    def close(self) -> None:
+        self.file.close()
+        if self.tb is not None:
+            self.tb.close()
+
+
+TELEMETRY_KEYS = ("decisions", "infer_calls", "infer_rows", "infer_seconds", "mean_leaves", "max_depth", "terminal_sims")
+
+
+def main(argv=None) -> int:
+    args = parse(argv)
+    args.eval_sims = args.eval_sims or args.sims
+    if args.eval_games < 2 or args.eval_games % 2:
+        raise SystemExit("--eval-games must be even and >= 2")
+    t_start = time.perf_counter()
+    rs = np.random.default_rng(args.seed)
+    game = rf.games.Connect4()
+    reward = rf.Reward(win=1.0, loss=-1.0, draw=0.0)
+    obs_size, n_actions = int(np.prod(game.observation_space().shape)), game.action_space().n
+    engine = rf.Engine(
+        game,
+        reward,
+        rf.policies.AlphaZero(num_simulations=args.sims),
+        rf.learners.AlphaZero(gamma=1.0),
+        n_games=args.n_games,
+        seed=args.seed,
+    )
+    learner = make_mlp([obs_size, args.hidden, args.hidden, n_actions + 1], backend=args.backend, lr=args.lr, seed=args.seed)
+    collector = learner.copy()  # the frozen copy the stream searches with
+    lock = threading.Lock()
+    collect_infer = heads(collector)
+
+    def infer(obs: np.ndarray):
+        with lock:  # never read the collector while it is being overwritten
+            return collect_infer(obs)
+
+    replay = Replay(args.replay, obs_size, n_actions)
+    log = Log(args.logdir)
+    curve: list[list[float]] = []
+    budget = args.minutes * 60.0
+    bar = None
+    if not args.no_progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=round(budget), unit="s", desc="alphazero", mininterval=1.0, file=sys.stderr)
+
+    def run_eval(step: int, minutes: float) -> dict:
+        ev = evaluate(game, reward, learner, args)
+        ev["minutes"] = minutes
+        curve.append([round(minutes, 3), ev["win_rate"]])
+        log.write("eval", step, ev)
+        if bar is not None:
+            bar.write(f"[{minutes:5.2f} min] vs minimax(2): win {ev['win_rate']:.3f} (W/D/L {ev['wins']}/{ev['draws']}/{ev['losses']})")
+        return ev
+
+    t0 = time.perf_counter()
+    ev = run_eval(0, 0.0)  # the untrained network: the curve's first point
+    next_eval = args.eval_every * 60.0
+    records = updates = 0
+    stats: dict = {"policy_loss": float("nan"), "value_loss": float("nan")}
+    with engine.collect_stream(collect_size=args.collect_size, infer=infer, depth=1) as stream:
+        while True:
+            elapsed = time.perf_counter() - t0
+            if elapsed >= budget:
+                break
+            batch = next(stream)
+            records += len(batch.obs)
+            replay.add(*mirrored(batch))
+            steps = max(1, round(args.reuse * 2 * len(batch.obs) / args.batch))
+            for _ in range(steps):
+                x, pi, z, w = replay.sample(rs, args.batch)
+                learner.train_step(x, az_loss(pi.astype(np.float64), z.astype(np.float64), w.astype(np.float64), stats))
+            with lock:
+                collector.load_from(learner)
+                engine.weights_updated()
+            updates += 1
+            t = batch.telemetry
+            episodes = t["episodes"]
+            row = {
+                "minutes": (time.perf_counter() - t0) / 60.0,
+                "records": records,
+                "train_steps": steps,
+                "queued": stream.pending() if stream.pending() < 2**63 else 0,
+                "episodes": len(episodes),
+                "mean_length": float(np.mean([e[1] for e in episodes])) if episodes else 0.0,
+                **stats,
+                **{k: t[k] for k in TELEMETRY_KEYS},
+            }
+            gens = getattr(batch, "weights_generations", None)  # per-record lag, where the engine tags it
+            if gens is not None and len(gens):
+                row["policy_lag_max"] = int(updates - 1 - np.min(gens))
+            log.write("train", updates, row)
+            if bar is not None:
+                bar.n = min(round(time.perf_counter() - t0), bar.total)
+                bar.set_postfix(records=records, ce=f"{stats['policy_loss']:.3f}", mse=f"{stats['value_loss']:.3f}", win=f"{ev['win_rate']:.2f}")
+            if time.perf_counter() - t0 >= next_eval and time.perf_counter() - t0 < budget:
+                ev = run_eval(updates, (time.perf_counter() - t0) / 60.0)
+                next_eval += args.eval_every * 60.0
+    train_minutes = (time.perf_counter() - t0) / 60.0
+    ev = run_eval(updates, train_minutes)  # the reported number: after the budget
+    if bar is not None:
+        bar.n = bar.total
+        bar.close()
+    log.close()
+    result = {
+        "win_rate_vs_minimax2": ev["win_rate"],
+        "draw_rate": ev["draws"] / ev["games"],
+        "loss_rate": ev["losses"] / ev["games"],
+        "payoff": ev["payoff"],
+        "payoff_stderr": ev["payoff_stderr"],
+        "games": ev["games"],
+        "minutes": round(train_minutes, 3),
+        "wall_minutes": round((time.perf_counter() - t_start) / 60.0, 3),
+        "records": records,
+        "updates": updates,
+        "sims": args.sims,
+        "eval_sims": args.eval_sims,
+        "backend": learner.backend,
+        "params": learner.n_params(),
+        "curve": curve,
+        "log": str(log.path),
+    }
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
