@@ -1,12 +1,15 @@
-"""Train PPO by self-play on Connect4 and measure it against a uniformly random player.
+"""Train PPO on Connect4 against a uniformly random player (or by self-play), and measure it.
 
-    python examples/train_ppo_connect4.py [--updates 60] [--records 2048] [--epochs 4]
+    python examples/train_ppo_connect4.py [--updates 200] [--records 2048] [--opponent random]
 
-The engine plays ``--n-games`` Connect4 games with ``rf.policies.Ppo()`` — both seats sample
-from the same network's masked softmax — and the ``Ppo`` learner returns ``PpoBatch`` rows with
-the behaviour log-probabilities, GAE(lambda) advantages and returns.  Each update runs
-``--epochs`` passes of clipped-surrogate PPO (value loss, entropy bonus, advantages normalised
-per minibatch) over the batch, then ``engine.weights_updated()``.
+With ``--opponent random`` two engines play ``--n-games`` Connect4 games each with
+``rf.policies.Ppo()`` and per-player callbacks: the network on one seat, all-zero logits (a
+uniformly random legal move) on the other, ``learn_players`` set to the network's seat, so the
+network learns both seats.  With ``--opponent self`` one engine plays the network against itself
+and learns from both seats.  The ``Ppo`` learner returns ``PpoBatch`` rows with the behaviour
+log-probabilities, GAE(lambda) advantages and returns.  Each update runs ``--epochs`` passes of
+clipped-surrogate PPO (value loss, entropy bonus, advantages normalised per minibatch) over each
+batch, then ``engine.weights_updated()``.
 
 Evaluation uses ``rf.Arena``: ``--eval-games`` games (seats alternating) of the trained policy
 (``Ppo`` sampling from the network) against ``Ppo`` on all-zero logits, i.e. a uniformly random
@@ -38,7 +41,8 @@ A = 7
 
 def parse(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--updates", type=int, default=60)
+    ap.add_argument("--updates", type=int, default=200)
+    ap.add_argument("--opponent", choices=("random", "self"), default="random")
     ap.add_argument("--records", type=int, default=2048, help="records per collect")
     ap.add_argument("--n-games", type=int, default=64)
     ap.add_argument("--epochs", type=int, default=4)
@@ -51,7 +55,7 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--hidden", type=int, default=256)
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--eval-games", type=int, default=200)
-    ap.add_argument("--eval-every", type=int, default=20, help="updates between evaluations")
+    ap.add_argument("--eval-every", type=int, default=50, help="updates between evaluations")
     ap.add_argument("--backend", choices=("auto", "numpy", "torch"), default="auto")
     ap.add_argument("--seed", type=int, default=0)
     return ap.parse_args(argv)
@@ -116,25 +120,34 @@ def main(argv=None) -> int:
     game = rf.games.Connect4()
     reward = rf.Reward(win=1.0, loss=-1.0, draw=0.0)
     obs_size = int(np.prod(game.observation_space().shape))
-    engine = rf.Engine(game, reward, rf.policies.Ppo(), rf.learners.Ppo(gamma=args.gamma, lam=args.lam), n_games=args.n_games, seed=args.seed)
     net = make_mlp([obs_size, args.hidden, args.hidden, A + 1], backend=args.backend, lr=args.lr, seed=args.seed)
+    ppo, learner = rf.policies.Ppo(), rf.learners.Ppo(gamma=args.gamma, lam=args.lam)
+    if args.opponent == "self":
+        runs = [(rf.Engine(game, reward, ppo, learner, n_games=args.n_games, seed=args.seed), heads(net))]
+    else:  # the network on seat `seat`, a random player on the other; records only for the network's seat
+        runs = []
+        for seat in (0, 1):
+            engine = rf.Engine(game, reward, ppo, learner, n_games=args.n_games, seed=args.seed + seat, learn_players=[seat])
+            runs.append((engine, [heads(net), uniform] if seat == 0 else [uniform, heads(net)]))
     t0 = time.perf_counter()
     curve = [[0, evaluate(game, reward, net, args.eval_games, args.seed)["win_rate"]]]
     records = 0
     stats: dict = {}
     for update in range(1, args.updates + 1):
-        b = engine.collect(args.records, heads(net))
-        records += len(b.obs)
-        mask = csr_mask(b.legal_offsets, b.legal_ids, A)
-        n = len(b.obs)
-        for _ in range(args.epochs):
-            order = rs.permutation(n)
-            for lo in range(0, n - args.batch // 2, args.batch):
-                i = order[lo : lo + args.batch]
-                adv = b.advantages[i]
-                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                net.train_step(b.obs[i], ppo_loss(mask[i], b.actions[i], b.behavior_log_probs[i], adv, b.returns[i], args, stats))
-        engine.weights_updated()
+        for engine, infer in runs:
+            b = engine.collect(args.records // len(runs), infer)
+            records += len(b.obs)
+            mask = csr_mask(b.legal_offsets, b.legal_ids, A)
+            n = len(b.obs)
+            for _ in range(args.epochs):
+                order = rs.permutation(n)
+                for lo in range(0, max(n - args.batch // 2, 1), args.batch):
+                    i = order[lo : lo + args.batch]
+                    adv = b.advantages[i]
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                    net.train_step(b.obs[i], ppo_loss(mask[i], b.actions[i], b.behavior_log_probs[i], adv, b.returns[i], args, stats))
+        for engine, _ in runs:
+            engine.weights_updated()
         if update % args.eval_every == 0 and update < args.updates:
             curve.append([update, evaluate(game, reward, net, args.eval_games, args.seed)["win_rate"]])
             print(f"update {update}: win rate vs random {curve[-1][1]:.3f}, entropy {stats['entropy']:.3f}", file=sys.stderr)
@@ -148,6 +161,7 @@ def main(argv=None) -> int:
                 "losses": ev["losses"],
                 "games": ev["games"],
                 "updates": args.updates,
+                "opponent": args.opponent,
                 "records": records,
                 "seconds": round(time.perf_counter() - t0, 1),
                 "curve": curve,
