@@ -71,22 +71,7 @@ class NumpyMlp:
 
     def train_step(self, x: np.ndarray, loss_fn: LossFn) -> float:
         """Forward ``x``, ask ``loss_fn(out) -> (loss, d_loss/d_out)``, back-propagate, one Adam step."""
-        acts = [np.asarray(x, np.float32)]
-        n = len(self.params) // 2
-        h = acts[0]
-        for i in range(n):
-            h = h @ self.params[2 * i] + self.params[2 * i + 1]
-            if i < n - 1:
-                h = np.maximum(h, 0.0)
-            acts.append(h)
-        loss, d = loss_fn(h)
-        d = np.asarray(d, np.float32)
-        grads: list[np.ndarray] = [None] * len(self.params)  # type: ignore[list-item]
-        for i in reversed(range(n)):
-            grads[2 * i] = acts[i].T @ d
-            grads[2 * i + 1] = d.sum(axis=0)
-            if i > 0:
-                d = (d @ self.params[2 * i].T) * (acts[i] > 0)
+        loss, grads = self.gradients(x, loss_fn)
         self.t += 1
         b1, b2, eps = 0.9, 0.999, 1e-8
         c1, c2 = 1.0 - b1**self.t, 1.0 - b2**self.t
@@ -97,8 +82,29 @@ class NumpyMlp:
             m += (1.0 - b1) * g
             v *= b2
             v += (1.0 - b2) * (g * g)
-            p -= (self.lr * (m / c1) / (np.sqrt(v / c2) + eps)).astype(np.float32)
+            p -= (self.lr * (m / c1) / (np.sqrt(v / c2) + eps)).astype(p.dtype)
         return float(loss)
+
+    def gradients(self, x: np.ndarray, loss_fn: LossFn) -> tuple[float, list[np.ndarray]]:
+        """``(loss, d_loss/d_param for every parameter)`` by back-propagating ``loss_fn``'s ``d_out``."""
+        dtype = self.params[0].dtype
+        acts = [np.asarray(x, dtype)]
+        n = len(self.params) // 2
+        h = acts[0]
+        for i in range(n):
+            h = h @ self.params[2 * i] + self.params[2 * i + 1]
+            if i < n - 1:
+                h = np.maximum(h, 0.0)
+            acts.append(h)
+        loss, d = loss_fn(h)
+        d = np.asarray(d, dtype)
+        grads: list[np.ndarray] = [None] * len(self.params)  # type: ignore[list-item]
+        for i in reversed(range(n)):
+            grads[2 * i] = acts[i].T @ d
+            grads[2 * i + 1] = d.sum(axis=0)
+            if i > 0:
+                d = (d @ self.params[2 * i].T) * (acts[i] > 0)
+        return float(loss), grads
 
     def copy(self) -> NumpyMlp:
         twin = NumpyMlp.__new__(NumpyMlp)

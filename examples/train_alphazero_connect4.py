@@ -260,8 +260,7 @@ def main(argv=None) -> int:
     stats: dict = {"policy_loss": float("nan"), "value_loss": float("nan")}
     with engine.collect_stream(collect_size=args.collect_size, infer=infer, depth=1) as stream:
         while True:
-            elapsed = time.perf_counter() - t0
-            if elapsed >= budget:
+            if updates and time.perf_counter() - t0 >= budget:  # at least one update, however small the budget
                 break
             batch = next(stream)
             records += len(batch.obs)

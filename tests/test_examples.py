@@ -96,3 +96,137 @@ def test_eval_arena_example_runs():
 def test_alphazero_chess_example_runs():
     out = _run_example("alphazero_chess.py", "--iterations", "2", "--records", "32", "--sims", "4", "--n-games", "2", timeout=900)
     assert out.stdout.count("iteration ") == 2 and "network's opening move: " in out.stdout
+
+
+# -- the train_* examples (learning targets are measured by running them as written; see
+# benchmarks/RESULTS.md "Learning"): tiny budgets here, asserting the JSON last line
+
+
+def _last_json(out: subprocess.CompletedProcess) -> dict:
+    import json
+
+    assert out.returncode == 0, out.stderr[-4000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _example_module(name: str):
+    """Import ``examples/<name>.py`` without leaking its BLAS-thread defaults into this process."""
+    import importlib
+    import os
+
+    saved = dict(os.environ)
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(ROOT / "examples"))
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _numeric_grad(f, out, eps=1e-6):
+    import numpy as np
+
+    g = np.zeros_like(out)
+    for idx in np.ndindex(out.shape):
+        old = out[idx]
+        out[idx] = old + eps
+        up = f(out)[0]
+        out[idx] = old - eps
+        down = f(out)[0]
+        out[idx] = old
+        g[idx] = (up - down) / (2 * eps)
+    return g
+
+
+def test_numpy_mlp_gradients_match_finite_differences():
+    import numpy as np
+
+    nets = _example_module("_nets")
+    rs = np.random.default_rng(0)
+    net = nets.NumpyMlp([5, 6, 6, 3], seed=1)
+    net.params = [p.astype(np.float64) + 0.1 * rs.standard_normal(p.shape) for p in net.params]
+    x, y = rs.standard_normal((4, 5)), rs.standard_normal((4, 3))
+
+    def loss_fn(out):
+        return 0.5 * float(((out - y) ** 2).sum()), out - y
+
+    _, grads = net.gradients(x, loss_fn)
+    for p, g in zip(net.params, grads, strict=True):
+        num = np.zeros_like(p)
+        for idx in np.ndindex(p.shape):
+            old = p[idx]
+            p[idx] = old + 1e-6
+            up = net.gradients(x, loss_fn)[0]
+            p[idx] = old - 1e-6
+            down = net.gradients(x, loss_fn)[0]
+            p[idx] = old
+            num[idx] = (up - down) / 2e-6
+        np.testing.assert_allclose(g, num, rtol=1e-5, atol=1e-7)
+    before = net.gradients(x, loss_fn)[0]
+    net.lr = 1e-2
+    for _ in range(200):
+        net.train_step(x, loss_fn)
+    assert net.gradients(x, loss_fn)[0] < 0.5 * before  # Adam descends
+
+
+def test_example_loss_gradients_match_finite_differences():
+    import types
+
+    import numpy as np
+
+    rs = np.random.default_rng(2)
+    az = _example_module("train_alphazero_connect4")
+    pi = rs.dirichlet(np.ones(7), 5)
+    pi[1] = 0.0  # a value-only row
+    w = np.array([1.0, 0.0, 1.0, 1.0, 1.0])
+    f = az.az_loss(pi, rs.uniform(-1, 1, 5), w, {})
+    out = rs.standard_normal((5, 8))
+    np.testing.assert_allclose(f(out)[1], _numeric_grad(f, out), rtol=1e-5, atol=1e-8)
+
+    ppo = _example_module("train_ppo_connect4")
+    mask = rs.random((6, 7)) < 0.7
+    mask[:, 3] = True
+    actions = np.array([3, 3, 3, 3, 3, 3])
+    args = types.SimpleNamespace(clip=0.2, value_coef=0.5, entropy_coef=0.01)
+    out = rs.standard_normal((6, 8))
+    f = ppo.ppo_loss(mask, actions, rs.uniform(-2.5, -1.0, 6), rs.standard_normal(6), rs.standard_normal(6), args, {})
+    g = f(out)[1]
+    assert np.all(g[:, :7][~mask] == 0)
+    np.testing.assert_allclose(g, _numeric_grad(f, out), rtol=1e-4, atol=1e-7)
+
+
+def test_train_alphazero_connect4_smoke(tmp_path):
+    out = _run_example(
+        "train_alphazero_connect4.py",
+        *("--minutes", "0.05", "--sims", "8", "--n-games", "8", "--collect-size", "64", "--eval-games", "4"),
+        *("--eval-every", "0.02", "--hidden", "32", "--no-progress", "--logdir", str(tmp_path)),
+        timeout=900,
+    )
+    res = _last_json(out)
+    assert {"win_rate_vs_minimax2", "games", "minutes", "records", "curve"} <= res.keys()
+    assert res["games"] == 4 and 0.0 <= res["win_rate_vs_minimax2"] <= 1.0 and res["records"] >= 64
+    assert res["curve"][0][0] == 0.0 and res["curve"][-1][1] == res["win_rate_vs_minimax2"]
+    kinds = [line.split('"kind": "')[1].split('"')[0] for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert kinds[0] == "eval" and kinds[-1] == "eval" and "train" in kinds
+
+
+def test_train_dqn_gridworld_smoke():
+    res = _last_json(_run_example("train_dqn_gridworld.py", "--updates", "3", "--records", "64", "--n-games", "8", "--eval-episodes", "6"))
+    assert {"mean_return", "optimal_return", "records"} <= res.keys()
+    # the computed optimum bounds every policy's return; 5x5, step -0.1, goal 1: between 0.3 and 1.0
+    assert res["mean_return"] <= res["optimal_return"] + 1e-9 and 0.3 <= res["optimal_return"] <= 1.0
+
+
+def test_train_ppo_connect4_smoke():
+    res = _last_json(_run_example("train_ppo_connect4.py", "--updates", "2", "--records", "128", "--n-games", "8", "--eval-games", "4", "--eval-every", "1"))
+    assert {"win_rate_vs_random", "games", "records"} <= res.keys()
+    assert res["games"] == 4 and 0.0 <= res["win_rate_vs_random"] <= 1.0 and len(res["curve"]) == 3
+
+
+def test_train_deep_cfr_kuhn_smoke():
+    res = _last_json(
+        _run_example("train_deep_cfr_kuhn.py", "--iterations", "2", "--traversals", "50", "--adv-steps", "5", "--strategy-steps", "10", "--eval-every", "1")
+    )
+    assert abs(res["uniform_exploitability"] - 0.4583333333333333) < 1e-9
+    assert 0.0 <= res["exploitability"] < 1.0 and len(res["curve"]) == 2 and res["strategy_samples"] > 0
