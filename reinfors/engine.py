@@ -196,7 +196,7 @@ class Engine:
                 raise ValueError(
                     "Minimax's zero-sum negation requires an antisymmetric reward: set loss = -win and draw = 0"
                 )
-        if start_buffer and d.name != "snake":
+        if start_buffer and not _reached_state_starts(d.name):
             raise ValueError(f"this game does not support start_buffer; see {CATALOGUE_COMPAT}")
         _check_engine_caps(policy)
         # Byte budget of one inference call: the original counts every player as a simultaneous
@@ -257,8 +257,6 @@ class Engine:
                     "sampling chance mode for combinatorial outcome spaces"
                 )
         self._search = _search_spec(policy, learner, d, n_games) if policy.name in _SEARCH else None
-        if start_buffer:
-            raise NotImplementedError("start_buffer is not available in this build yet; use start_buffer=False")
 
     # -- configuration --------------------------------------------------------------------------
 
@@ -367,6 +365,7 @@ class Engine:
                 search=search,
                 infer_cache=self._infer_cache,
                 pgen=self._pgen,
+                start_buffer=self._start_buffer[1:] if self._start_buffer[0] else None,
             )
         return self._rt
 
@@ -515,11 +514,10 @@ class Engine:
                 ft = rt["ftele"]
                 tele["mean_sigma"] = float(ft[:, C.FT_SIGMA].sum()) / searches
                 tele["mean_disagreement"] = float(ft[:, C.FT_DISAGREE].sum()) / searches
-        n_eps = int(rt.ctl[C.C_EPISODES])
-        eps = rt["episodes"][:n_eps]
-        order = np.lexsort((eps[:, 0], eps[:, 2])) if n_eps else np.zeros(0, np.int64)
+        eps = rt.take_episodes()
+        order = np.lexsort((eps[:, 0], eps[:, 2])) if len(eps) else np.zeros(0, np.int64)
         N = self._game._def.n_players
-        tele["episodes"] = [[[float(x) for x in eps[i, 3 : 3 + N]], int(eps[i, 1]), False] for i in order]
+        tele["episodes"] = [[[float(x) for x in eps[i, 3 : 3 + N]], int(eps[i, 1]), bool(eps[i, 3 + N])] for i in order]
         return self._build_batch(tele)
 
     def _discard_runtime(self) -> None:
@@ -741,6 +739,14 @@ class Engine:
 
     def __repr__(self) -> str:
         return f"Engine({self._game.name!r}, {self._policy.name!r}, {self._learner.name!r}, n_games={self._n_games})"
+
+
+def _reached_state_starts(name: str) -> bool:
+    """Whether the catalogue lists ``start_buffer`` support for game ``name`` (user games: no)."""
+    from .catalog import GAMES
+
+    info = GAMES.get(name)
+    return bool(info is not None and info.reached_state_starts)
 
 
 def _rust_str(s: str) -> str:

@@ -75,6 +75,9 @@ _LAYOUT = {
     "ftele": (3, 2, True),
     "pending": (1, 1, True),
     "episodes": (3, 2, False),
+    "sb_states": (1, 3, True),
+    "sb_meta": (1, 2, True),
+    "sb_rng": (2, 2, True),
 }
 assert set(_LAYOUT) == set(Runtime.SNAPSHOT_ARRAYS)
 _SCALARS = ("target", "rec", "episodes", "emitted", "levels_done", "records_done")

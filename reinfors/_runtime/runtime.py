@@ -160,11 +160,14 @@ class Runtime:
         search=None,
         infer_cache=0,
         pgen=None,
+        start_buffer=None,
     ):
         """``search``: the tree-search geometry and knobs (the dict of ``composition._search_spec``)
         for the search policies; None for the model-free ones.  ``infer_cache``: entries per
         cache partition (0 = off).  ``pgen``: the owner's per-player weights generations (an
-        int64 array the runtime reads, never writes; see :meth:`publish_generations`)."""
+        int64 array the runtime reads, never writes; see :meth:`publish_generations`).
+        ``start_buffer``: ``(capacity, p_fresh)`` for reached-state starts, or None (off); the
+        capacity is shared out over the slots, each keeping ``ceil(capacity / n_games)`` states."""
         self.gdef = gdef
         self.search = search
         self.k = gdef.kernels_for(kernel_family(policy_kind, infer_cache))
@@ -190,8 +193,11 @@ class Runtime:
         cfg[C.CFG_W], cfg[C.CFG_SIMUL], cfg[C.CFG_KEYS] = width, int(gdef.simultaneous), len(weights)
         cfg[C.CFG_CHANCE] = gdef.max_chance
         cfg[C.CFG_CACHE] = infer_cache
+        sb_cap = 0 if start_buffer is None else -(-int(start_buffer[0]) // G)
+        cfg[C.CFG_SB] = sb_cap
         fcfg = np.zeros(C.FCFG_SIZE, np.float64)
         fcfg[C.F_EPSILON], fcfg[C.F_GAMMA], fcfg[C.F_LAM], fcfg[C.F_BOOTSTRAP_P] = epsilon, gamma, lam, bootstrap_p
+        fcfg[C.F_PFRESH] = 1.0 if start_buffer is None else float(start_buffer[1])
         sp = search or {}
         for key, col in (("sims", C.CFG_SIMS), ("max_depth", C.CFG_MAXDEPTH), ("temperature_drop", C.CFG_TEMPDROP),
                          ("maxn", C.CFG_MAXN), ("act_by", C.CFG_ACTBY), ("noise", C.CFG_NOISE),
@@ -255,7 +261,7 @@ class Runtime:
             last_act=np.zeros((G, N), np.int64),  # [G, N] acted in the slot's last tick
             tele=np.zeros((G, C.TL_SIZE), np.int64),
             pending=np.zeros(G, np.int64),
-            episodes=np.zeros((M, 3 + N), np.float64),
+            episodes=np.zeros((M, 4 + N), np.float64),  # slot, length, end level, returns N, seeded
             rdy_seq=self.rdy[0],
             rdy_data=self.rdy[1],
             rdy_pos=self.rdy[2],
@@ -267,14 +273,27 @@ class Runtime:
             # per request row: key (2 words), kind, aux; request-local key index
             rkeys=np.zeros((G if infer_cache else 1, self.max_rows, 4), np.uint64),
             rdedup=np.zeros((G if infer_cache else 1, 2 * self.max_rows), np.int64),
+            # start_buffer: each slot's reservoir of reached states (one placeholder row when off)
+            # (rows grow with the states held, up to the capacity: see _ensure_capacity)
+            sb_states=np.zeros((G, min(max(1, sb_cap), 64), gdef.state_size if sb_cap else 1), np.int64),
+            sb_meta=np.zeros((G, C.SB_SIZE), np.int64),
+            sb_rng=np.zeros((G, 1), np.uint64),
         )
         self._alloc_routes()
         self.k.start_slots(self.E, np.uint64(seed))
         # Records per slot-level estimate (deterministic: derived from counts); a search with
         # interior targets starts from its interior record bound.
-        self.rate = 1.0 if search is None else max(1.0, self.rec_per_level / max(1, N))
+        # Model-free on a simultaneous game: every learning agent acts each tick, so the first
+        # window starts from that many records per level (an estimate below the truth would set
+        # the target too far ahead: the window could then overshoot its floor by episodes).
+        if search is None:
+            self.rate = float(max(1, int(np.count_nonzero(learn)))) if gdef.simultaneous else 1.0
+        else:
+            self.rate = max(1.0, self.rec_per_level / max(1, N))
         self.levels_done = 0
         self.records_done = 0
+        self.window_base = 0  # the lowest slot level when the current window started
+        self.cut = 0  # the completion key below which the last window delivers its records (_cut_at)
         self._helpers: _Helpers | None = None
         self.warmed = False  # a window ran to its end (every kernel of the window is compiled)
 
@@ -402,7 +421,7 @@ class Runtime:
         "traj_cnt", "last_act", "tele", "pending", "episodes", "rdy_seq", "rdy_data", "rdy_pos", "fscr", "amounts",
         "t_state", "t_ni", "t_child", "t_visits", "t_ef", "t_nv", "t_legal", "t_path", "t_rng", "t_list", "rq",
         "r_tgt", "ftele", "cctl", "c_keys", "c_gen", "c_vals", "c_logk", "c_logi", "c_logv", "a_keys", "a_index",
-        "a_alias", "a_alias_n", "a_epoch", "gated", "gated_n", "rkeys", "rdedup",
+        "a_alias", "a_alias_n", "a_epoch", "gated", "gated_n", "rkeys", "rdedup", "sb_states", "sb_meta", "sb_rng",
     )  # fmt: skip
 
     def _build_E(self) -> None:
@@ -453,6 +472,9 @@ class Runtime:
             self._grow(name, need)
         self._grow("episodes", int(self.ctl[C.C_EPISODES]) + G * (levels_ahead + 2))
         self._grow("traj_idx", int(self["traj_cnt"].max()) + levels_ahead + 2, axis=2)
+        sb_cap = int(self.cfg[C.CFG_SB])
+        if sb_cap:  # a slot reaches at most one state per level
+            self._grow("sb_states", min(sb_cap, int(self["sb_meta"][:, C.SB_STORED].max()) + levels_ahead + 2), axis=1)
         self.ctl[C.C_REC_CAP] = self._arrays["r_meta"].shape[0]
         self._build_E()
 
@@ -538,7 +560,14 @@ class Runtime:
         G = self.G
         k, ctl = self.k, self.ctl
         base = int(self._arrays["sinfo"][:, C.SI_LEVEL].min())
-        target = base + max(1, math.ceil(floor / (G * self.rate)))
+        self.window_base = base
+        # Records a previous window completed beyond its cut (see _cut_at) count first; when they
+        # already reach the floor, the window delivers from them without running a decision.
+        carried = self.carried()
+        if carried >= floor:
+            self.cut = self._cut_at(floor)
+            return carried
+        target = base + max(1, math.ceil((floor - carried) / (G * self.rate)))
         self._ensure_capacity(target - base)
         ctl[C.C_TARGET] = target
         ctl[C.C_ABORT] = 0
@@ -616,21 +645,23 @@ class Runtime:
                 # other quiescence rungs below only fire and release: helpers keep polling.
                 self._quiesce_helpers()
                 # Every slot sent its Completed message: the floor is counted from messages.
-                count = int(self.window_acc[1])
+                fresh = int(self.window_acc[1])
+                count = carried + fresh
                 levels = target - base
                 if aborting:
-                    return count  # the caller discards these records (reset_pool)
+                    return count  # the caller discards this window's records (reset_pool)
                 if count >= floor:
                     self.levels_done += levels
-                    self.records_done += count
+                    self.records_done += fresh
                     self.rate = max(self.records_done / (G * self.levels_done), 1e-3)
+                    self.cut = self._cut_at(floor)
                     return count
                 # Raise the target deterministically (counts only, never timing): by the rate
                 # estimate, but by at most half the window so far (DQN emits only at episode
                 # ends, so a young window's rate says little and overshoot stays bounded).
                 step = max(1, levels // 2)
-                if count > 0:
-                    extra = math.ceil((floor - count) / (G * (count / (G * levels))))
+                if fresh > 0:
+                    extra = math.ceil((floor - count) / (G * (fresh / (G * levels))))
                     extra = max(1, min(extra, step))
                 else:
                     extra = step
@@ -735,32 +766,84 @@ class Runtime:
         if len(ready):
             self.k.push_ready(self.E, ready.astype(np.int64), len(ready))
 
-    def take_records(self) -> dict[str, np.ndarray]:
-        """Hand the finished window's records over, in batch order, and keep only the open ones.
+    def carried(self) -> int:
+        """Records completed (emitted) but not yet delivered: a window cut below them."""
+        n = int(self.ctl[C.C_REC])
+        return int(np.count_nonzero(self._arrays["r_meta"][:n, C.RM_LEVEL] >= 0))
 
-        Returns ``{pool array name: [m, ...] array}`` holding the ``m`` emitted records ordered
-        by (decision level, slot, sequence) — the canonical order that makes batches identical
-        at any ``n_threads``.  Every pool array is permuted in place (emitted records first, then
-        the open-trajectory records in pool order) and the emitted prefix is handed out without
-        a copy (the array is shrunk to ``m`` rows); the open records move into fresh pool arrays
-        and the trajectory lists are rewritten, as :meth:`reset_pool` does.  So a large batch
-        costs its own bytes once, not a pool copy beside it.  Only between windows.
+    def _keys(self, level: np.ndarray, slot: np.ndarray) -> np.ndarray:
+        """Completion keys ``level * n_games + slot``: the order in which 0.4.0's scheduler meets
+        completed records (decision level, then slot)."""
+        return level * self.G + slot
+
+    def _cut_at(self, floor: int) -> int:
+        """The window's cut: the smallest completion key (:meth:`_keys`) such that the emitted
+        records below it reach ``floor``.  Those are delivered; records completed later stay in
+        the pool for the next window — a window overshoots its floor by at most the records one
+        slot completed at one level, as 0.4.0 stops admitting decisions once the floor is reached."""
+        n = int(self.ctl[C.C_REC])
+        meta = self._arrays["r_meta"][:n]
+        done = meta[:, C.RM_LEVEL] >= 0
+        keys = self._keys(meta[done, C.RM_LEVEL], meta[done, C.RM_SLOT])
+        return int(np.partition(keys, floor - 1)[floor - 1]) + 1
+
+    def take_records(self) -> dict[str, np.ndarray]:
+        """Hand the finished window's records over, in batch order, and keep the others.
+
+        Returns ``{pool array name: [m, ...] array}`` holding the ``m`` emitted records below the
+        window's cut (:meth:`_cut_at`) ordered by (decision level, slot, sequence) — the canonical
+        order that makes batches identical at any ``n_threads``.  Every pool array is permuted in
+        place (delivered records first, then the kept ones — open trajectories and records
+        completed beyond the cut — in pool order) and the delivered prefix is handed out without
+        a copy (the array is shrunk to ``m`` rows); the kept records move into fresh pool arrays
+        and the trajectory lists are rewritten.  So a large batch costs its own bytes once, not a
+        pool copy beside it.  Only between windows.
         """
+        n = int(self.ctl[C.C_REC])
+        meta = self._arrays["r_meta"][:n]
+        lv = meta[:, C.RM_LEVEL]
+        return self._split_pool((lv >= 0) & (self._keys(lv, meta[:, C.RM_SLOT]) < self.cut))
+
+    def reset_pool(self) -> None:
+        """Drop the records this window emitted (it failed or was aborted); open trajectories
+        and the records an earlier window carried over stay."""
+        n = int(self.ctl[C.C_REC])
+        lv = self._arrays["r_meta"][:n, C.RM_LEVEL]
+        self._split_pool(lv >= self.window_base)
+        eps = self._arrays["episodes"]
+        n = int(self.ctl[C.C_EPISODES])
+        kept = eps[:n][eps[:n, 2] < self.window_base]
+        eps[: len(kept)] = kept
+        self.ctl[C.C_EPISODES] = len(kept)
+
+    def take_episodes(self) -> np.ndarray:
+        """The episode log rows (slot, length, end level, returns, seeded) of the episodes that
+        ended below the window's cut; later ones stay logged for the next window."""
+        eps = self._arrays["episodes"]
+        n = int(self.ctl[C.C_EPISODES])
+        early = self._keys(eps[:n, 2].astype(np.int64), eps[:n, 0].astype(np.int64)) < self.cut
+        out, later = eps[:n][early], eps[:n][~early]
+        eps[: len(later)] = later
+        self.ctl[C.C_EPISODES] = len(later)
+        return out
+
+    def _split_pool(self, hand: np.ndarray) -> dict[str, np.ndarray]:
+        """Move the records selected by ``hand`` (a mask over the pool) out, in (level, slot,
+        sequence) order, keeping the others in pool order."""
         a = self._arrays
         n = int(self.ctl[C.C_REC])
-        lv = a["r_meta"][:n, C.RM_LEVEL]
-        emitted = np.flatnonzero(lv >= 0)
-        keep = np.flatnonzero(lv < 0)
         meta = a["r_meta"]
-        order = np.lexsort((meta[emitted, C.RM_SEQ], meta[emitted, C.RM_SLOT], meta[emitted, C.RM_LEVEL]))
-        perm = np.concatenate((emitted[order], keep))
-        m, k = len(emitted), len(keep)
-        del order, emitted, lv
+        out_idx = np.flatnonzero(hand)
+        keep = np.flatnonzero(~hand)
+        order = np.lexsort((meta[out_idx, C.RM_SEQ], meta[out_idx, C.RM_SLOT], meta[out_idx, C.RM_LEVEL]))
+        perm = np.concatenate((out_idx[order], keep))
+        m, k = len(out_idx), len(keep)
+        del order, out_idx
         seen = np.zeros(n, np.uint8)
         for name in self.POOL_ARRAYS:
             if a[name].shape[0] and a[name].shape[1]:
                 _records.permute_rows(a[name], perm, n, seen)
-        # Open trajectories reference only open records: old index -> new index in the fresh pool.
+        # Open trajectories reference only kept records: old index -> new index in the fresh pool.
         inv = np.empty(n, np.int64)
         inv[perm] = np.arange(n, dtype=np.int64) - m
         ti, tc = a["traj_idx"], a["traj_cnt"]
@@ -779,15 +862,10 @@ class Runtime:
             a[name] = fresh
             out[name] = _shrink_rows(old, m)
         self.ctl[C.C_REC] = k
-        self.ctl[C.C_EMITTED] = 0
-        self.ctl[C.C_EPISODES] = 0
         self.ctl[C.C_REC_CAP] = cap
+        self.ctl[C.C_EMITTED] = int(np.count_nonzero(a["r_meta"][:k, C.RM_LEVEL] >= 0))
         self._build_E()
         return out
-
-    def reset_pool(self) -> None:
-        """Drop the delivered records; open trajectories move to the front of the pool."""
-        self.k.compact(self.E)
 
     # -- snapshots (Engine.snapshot / Engine.restore) ---------------------------------------------
 
@@ -800,7 +878,7 @@ class Runtime:
     SNAPSHOT_ARRAYS = (
         "states", "srng", "sinfo", "act_agents", "root", "legal", "iscr", "fscr", "amounts", "ep_ret",
         "r_meta", "r_f", "r_obs", "r_next_obs", "r_mask", "r_legal", "r_next_legal", "r_tgt",
-        "traj_idx", "traj_cnt", "last_act", "tele", "ftele", "pending", "episodes",
+        "traj_idx", "traj_cnt", "last_act", "tele", "ftele", "pending", "episodes", "sb_states", "sb_meta", "sb_rng",
     )  # fmt: skip
     # ctl words that carry across windows (the others are per-window, or route geometry).
     SNAPSHOT_CTL = {"target": C.C_TARGET, "rec": C.C_REC, "episodes": C.C_EPISODES, "emitted": C.C_EMITTED}
@@ -830,6 +908,8 @@ class Runtime:
                 fixed = a.shape[1:] == mine.shape[1:]
             elif name == "traj_idx":
                 fixed = a.shape[:2] == mine.shape[:2]
+            elif name == "sb_states":  # rows: the states held so far, at most the capacity
+                fixed = a.shape[::2] == mine.shape[::2] and 1 <= a.shape[1] <= max(1, int(self.cfg[C.CFG_SB]))
             else:
                 fixed = a.shape == mine.shape
             if not fixed:
@@ -847,8 +927,6 @@ class Runtime:
             return f"record cursor {rec} outside the pool of {pool} records"
         if not 0 <= eps <= arrays["episodes"].shape[0]:
             return f"episode cursor {eps} outside the episode log"
-        if scalars["emitted"] != 0 or eps != 0:
-            return "the snapshot was not taken between windows (emitted records pending)"
         sinfo = arrays["sinfo"]
         st = sinfo[:, C.SI_STATUS]
         if not np.isin(st, (C.ST_EMIT, C.ST_PARK)).all():
@@ -890,8 +968,19 @@ class Runtime:
         if len(np.unique(refs)) != len(refs):
             return "a record belongs to two trajectories"
         meta = arrays["r_meta"][:rec]
-        if (meta[:, C.RM_LEVEL] != -1).any():
-            return "a delivered record is still in the pool"
+        # Between windows the pool holds open records (level -1) and records completed beyond
+        # the last window's cut (a level below every slot's), counted by the emitted word; the
+        # episode log holds only the episodes of those.
+        lv = meta[:, C.RM_LEVEL]
+        low = int(level.min()) if G else 0
+        if ((lv < -1) | (lv >= low)).any():
+            return "a pool record's level is not below every slot's level"
+        if scalars["emitted"] != int(np.count_nonzero(lv >= 0)):
+            return "the snapshot was not taken between windows (emitted records pending)"
+        if ((arrays["episodes"][:eps, 2] < 0) | (arrays["episodes"][:eps, 2] >= low)).any():
+            return "an episode log entry is not below every slot's level"
+        if (lv[refs] != -1).any():
+            return "a trajectory holds a completed record"
         if ((meta[:, C.RM_SLOT] < 0) | (meta[:, C.RM_SLOT] >= G)).any():
             return "record slot out of range"
         if ((meta[:, C.RM_PLAYER] < 0) | (meta[:, C.RM_PLAYER] >= N)).any():
@@ -916,6 +1005,27 @@ class Runtime:
             reason = self.gdef.validate_state(states[g])
             if reason is not None:
                 return f"slot {g} state: {reason}"
+        return self._check_start_buffer(arrays)
+
+    def _check_start_buffer(self, arrays: dict) -> str | None:
+        """The start-buffer part of :meth:`check_state`: counters in range, every held state
+        one the game accepts (restore-time only: one validator call per held state)."""
+        meta, held = arrays["sb_meta"], arrays["sb_states"]
+        cap = int(self.cfg[C.CFG_SB])
+        stored, seen, seeded = meta[:, C.SB_STORED], meta[:, C.SB_SEEN], meta[:, C.SB_SEEDED]
+        if ((stored < 0) | (stored > min(cap, held.shape[1])) | (seen < stored)).any():
+            return f"start buffer counters outside [0, {cap}]"
+        if ((seeded != 0) & (seeded != 1)).any():
+            return "start buffer seeded flags are not 0/1"
+        if cap == 0 and (meta != 0).any():
+            return "start buffer state in a snapshot of an engine without start_buffer"
+        for g in np.flatnonzero(stored):
+            for j in range(int(stored[g])):
+                reason = self.gdef.validate_state(held[g, j])
+                if reason is None and held[g, j, 1] != 0:
+                    reason = "a finished game"
+                if reason is not None:
+                    return f"slot {g} start buffer state {j}: {reason}"
         return None
 
     def load_state(self, arrays: dict, scalars: dict) -> None:

@@ -55,6 +55,7 @@ CFG_SAMPLES = 31  # key multiplier of outcome children: Committed(samples) k, or
 CFG_EXPAND = 32  # 1: ExpandAll on a game with chance (simultaneous trees enumerate outcome fans)
 CFG_CACHE = 33  # inference cache entries per partition (0 = off)
 CFG_ALIASES = 34  # alias claims one arena can hold (its alias table rows)
+CFG_SB = 36  # start_buffer: reached states each slot keeps (0 = start_buffer off)
 CFG_SIZE = 48
 FAN_MULT = 1 << 20  # outcome index space per joint action under ExpandAll
 
@@ -83,6 +84,7 @@ F_OW = 8  # TreeStrap outcome_weight
 F_BETA = 9  # SelectiveExpectimax value-of-information weight
 F_OPP_T = 10  # SelectiveExpectimax opponent softmax temperature
 F_OPP_F = 11  # SelectiveExpectimax opponent probability floor
+F_PFRESH = 13  # start_buffer: probability that an episode starts fresh (from reset)
 FCFG_SIZE = 16
 
 # -- ctl (atomic int64 words, one per cache line) -------------------------------------------------
@@ -157,6 +159,12 @@ SI_FAN0 = 30  # ExpandAll: first node of that fan (its nodes are contiguous)
 SI_FANN = 31  # ExpandAll: fan size (0 = no fan pending)
 SI_SXJ = 32  # SelectiveExpectimax on a simultaneous game: the acting agent searching now
 SI_SIZE = 33
+
+# sb_meta columns (start_buffer, per slot)
+SB_STORED = 0  # reached states held (<= CFG_SB)
+SB_SEEN = 1  # reached states offered so far (the reservoir's count)
+SB_SEEDED = 2  # 1: the slot's current episode started from a reached state
+SB_SIZE = 4
 
 # -- record meta columns (r_meta: [M, RM_SIZE] int64) ----------------------------------------------
 RM_LEVEL = 0

@@ -240,13 +240,6 @@ def test_search_callback_exception_propagates_and_engine_recovers():
     assert len(eng.collect(10, zero_q(7)).obs) >= 10
 
 
-def test_unavailable_search_compositions_say_so():
-    snake = rf.games.Snake()
-    sx = rf.policies.SelectiveExpectimax()
-    with pytest.raises(NotImplementedError, match="start_buffer"):
-        rf.Engine(snake, rf.Reward(), sx, rf.learners.TreeStrap(), n_games=2, start_buffer=True)
-
-
 def _snake_heads(obs_size, n_heads, seed=3):
     w = np.random.default_rng(seed).standard_normal((obs_size, n_heads, 3)) * 0.3
     return lambda obs: np.einsum("ro,oha->rha", obs.astype(np.float64), w)
