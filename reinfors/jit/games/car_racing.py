@@ -53,7 +53,7 @@ import math
 
 import numpy as np
 
-from reinfors._validate import as_unsigned
+from reinfors._validate import as_float, as_unsigned
 from reinfors.jit import rng as _rng
 from reinfors.jit._compile import kernel
 from reinfors.jit.games._contract import HEADER, TICKS, engine_horizon, u64_word, word_u64
@@ -162,16 +162,9 @@ def _rust_float(x: float) -> str:
     return r
 
 
-def _as_f64(name: str, value) -> float:
-    try:
-        return float(value)
-    except TypeError:
-        raise TypeError(f"argument '{name}': must be real number, not {type(value).__name__}") from None
-
-
 def make_params(lap_complete_percent=0.95, max_ticks=1000) -> np.ndarray:
     """Convert (pyo3's order and types), validate (the original's wording) and pack."""
-    lap = _as_f64("lap_complete_percent", lap_complete_percent)
+    lap = as_float("lap_complete_percent", lap_complete_percent, finite=False)
     max_ticks = None if max_ticks is None else as_unsigned("max_ticks", max_ticks)
     if max_ticks is not None and max_ticks < 1:
         raise ValueError("max_ticks must be >= 1 (or None to never truncate)")
