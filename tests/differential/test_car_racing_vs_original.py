@@ -50,7 +50,10 @@ CTOR = [{}, {"lap_complete_percent": 0}, {"lap_complete_percent": 1}, {"lap_comp
         {"lap_complete_percent": -0.1}, {"lap_complete_percent": float("nan")},
         {"lap_complete_percent": float("inf")}, {"lap_complete_percent": "a"}, {"lap_complete_percent": True},
         {"lap_complete_percent": 0.25, "max_ticks": 7}, {"max_ticks": 0}, {"max_ticks": None},
-        {"max_ticks": -1}, {"max_ticks": 2**64}, {"max_ticks": 1.0}, {"max_ticks": True}, {"encoder": 3}]
+        {"max_ticks": -1}, {"max_ticks": 2**64}, {"max_ticks": 1.0}, {"max_ticks": True}, {"encoder": 3},
+        {"lap_complete_percent": 2, "max_ticks": 0}, {"lap_complete_percent": "x", "max_ticks": 0},
+        {"lap_complete_percent": np.float32(0.3)}, {"lap_complete_percent": 1e-20},
+        {"lap_complete_percent": None}, {"encoder": rf.encoders.Snake()}]
 
 
 def vec_game(**kw):
