@@ -4,11 +4,11 @@ Plain data with no imports from the rest of the package, so documentation can be
 without importing (or compiling) any kernel.  The records and texts are those of reinfors 0.4.0's
 ``reinfors.catalog``, restricted to what this build registers:
 
-* ``GAMES`` lists only the games this build implements (``rf.games.registered()``: backgammon,
-  chess, connect4, gridworld, kuhn_poker, leduc_poker, snake, texas_holdem).  The original's
-  ``car_racing`` entry is left out because that game does not exist here yet.
-* ``ENCODER_INFO`` / ``ENCODERS`` likewise list only this build's encoders (the four chess
-  encoders and one per other game).
+* ``GAMES`` lists the games this build implements (``rf.games.registered()``: backgammon,
+  car_racing, chess, connect4, gridworld, kuhn_poker, leduc_poker, snake, texas_holdem), now all
+  of the original's.
+* ``ENCODER_INFO`` / ``ENCODERS`` likewise list this build's encoders (the four chess encoders,
+  the two CarRacing encoders and one per other game).
 * ``ALGORITHMS`` is the original's full table, because ``GameInfo.algorithms`` refers to its keys;
   the solver workflows (``cfr``, ``external_mccfr``, ``deep_cfr``) name ``rf.solvers``.
 * ``POLICIES``, ``LEARNERS``, ``CHANCE_MODES`` and ``NOISE`` equal the ``registered()`` names of

@@ -53,7 +53,8 @@ CTOR = [{}, {"lap_complete_percent": 0}, {"lap_complete_percent": 1}, {"lap_comp
         {"max_ticks": -1}, {"max_ticks": 2**64}, {"max_ticks": 1.0}, {"max_ticks": True}, {"encoder": 3},
         {"lap_complete_percent": 2, "max_ticks": 0}, {"lap_complete_percent": "x", "max_ticks": 0},
         {"lap_complete_percent": np.float32(0.3)}, {"lap_complete_percent": 1e-20},
-        {"lap_complete_percent": None}, {"encoder": rf.encoders.Snake()}]
+        {"lap_complete_percent": None}, {"encoder": rf.encoders.Snake()}, {"lap_complete_percent": 2},
+        {"lap_complete_percent": 1e20}, {"lap_complete_percent": -1e-20}, {"lap_complete_percent": -0.0}]
 
 
 def vec_game(**kw):

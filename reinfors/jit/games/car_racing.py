@@ -147,19 +147,12 @@ def _word_f64(w) -> float:
 
 
 def _rust_float(x: float) -> str:
-    """Rust's ``{}`` of an f64 (``NaN``, ``inf``, no exponent for ordinary values)."""
+    """Rust's ``{}`` of an f64 (``NaN``, ``inf``, shortest digits, never an exponent)."""
     if math.isnan(x):
         return "NaN"
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
-    r = repr(float(x))
-    if "e" in r or "E" in r:
-        from decimal import Decimal
-
-        r = format(Decimal(r), "f")
-    elif r.endswith(".0"):
-        r = r[:-2]
-    return r
+    return np.format_float_positional(x, unique=True, trim="-")
 
 
 def make_params(lap_complete_percent=0.95, max_ticks=1000) -> np.ndarray:
