@@ -279,7 +279,9 @@ def test_pixels_frame():
     colours = {tuple(int(c) for c in px) for px in img.reshape(-1, 3)}
     assert {(102, 204, 102), (102, 230, 102), (102, 102, 102), (204, 0, 0), (0, 0, 0)} <= colours
     assert tuple(img[72, 48]) == (204, 0, 0)  # the hull, at 3/4 of the height
-    assert (img[84:, :3] == 0).all()  # indicator bar
+    assert (img[84:86] == 0).all() and (img[94:] == 0).all()  # indicator bar
+    digits = img[87:93, 1:11, 0]  # the score "00NN" in grey-white glyphs at the bottom left
+    assert digits.max() > 100 and (img[87:93, 1:11, 0] == img[87:93, 1:11, 2]).all()
     assert (img[84:, 12:14] == 255).any()  # speed bar (white)
     assert tuple(img[40, 48]) in {(102, 102, 102), (102, 104, 102), (104, 104, 104), (107, 107, 107)}
     # the frame is a function of the state: a restored twin renders the same pixels

@@ -472,6 +472,7 @@ def apply_chance(params, state, outcome):
     for i in range(F_VX, TRK):
         f[i] = 0.0
     _contacts(params, state, f)  # Gymnasium's reset step: the wheels touch their first tiles
+    f[F_SCORE] = 1000.0 * state[VISITED] / state[NT]  # shown on screen, never paid as a reward
     state[NEWT] = 0
     state[OFF] = 0
 
@@ -663,14 +664,13 @@ def step(params, state, actions, amounts):
     state[NEWT] = new
     off = abs(f[F_X]) > PLAYFIELD or abs(f[F_Y]) > PLAYFIELD
     state[OFF] = 1 if off else 0
+    nt = state[NT]
+    f[F_SCORE] += 1000.0 * new / nt - 0.1  # the on-screen score: Gymnasium's own running reward
     if off:
         amounts[0, K_OFF] += 1.0
-        f[F_SCORE] += -100.0  # on-screen score only (weights unknown here): Gymnasium's defaults
     else:
-        nt = state[NT]
         amounts[0, K_TILE] += new / nt
         amounts[0, K_STEP] += 1.0
-        f[F_SCORE] += 1000.0 * new / nt - 0.1
 
 
 @kernel

@@ -5,15 +5,15 @@ What is drawn, in order (Gymnasium's ``_render``): the playfield square (``102, 
 black, the 20 x 20 checkerboard of grass patches (``102, 230, 102``, cells of ``2000/6/20``),
 the road tiles (``102 + int(2.55 (i mod 3))`` grey until visited, then ``102``), the red
 (``255, 0, 0``) / white kerbs, the four black wheels and the red hull (``204, 0, 0``), then the
-indicator bar (bottom 12 rows, black) with the speed (white), wheel omega (blue), steering
-(green) and angular-velocity (red) bars.  The camera follows the hull: rotated by ``-angle``,
+indicator bar (bottom 12 rows, black) with the score digits (a 5 x 7 bitmap font box-filtered
+to the state pixels, standing in for pygame's 42 px text), the speed (white), wheel omega
+(blue), steering (green) and angular-velocity (red) bars.  The camera follows the hull: rotated by ``-angle``,
 the car at 3/4 of the height, zoom ``0.6 (1 - t) + 16.2 t`` for ``t = (tick + 1) / 50 <= 1``
 (Gymnasium's zoom-in during the first second), world units mapped to the 1000 x 800 window
 and the window scaled to 96 x 96.
 
 Each pixel takes the colour at its centre (one sample): Gymnasium antialiases polygon edges
-and box-filters the window down (pygame ``smoothscale``), and prints the score digits, which
-this renderer does not.
+and box-filters the window down (pygame ``smoothscale``); its score glyphs are the font's.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from reinfors.jit.games._contract import TICKS
 from reinfors.jit.games.car_racing_layout import (
     F_ANG,
     F_AV,
+    F_SCORE,
     F_VX,
     F_VY,
     F_WHEEL,
@@ -71,6 +72,85 @@ for _k, _poly in enumerate(
 ):
     _HULL[_k, : len(_poly)] = np.array(_poly, float) * SIZE
 _WHEEL = np.array([(-WHEEL_W, +WHEEL_R), (+WHEEL_W, +WHEEL_R), (+WHEEL_W, -WHEEL_R), (-WHEEL_W, -WHEEL_R)]) * SIZE
+# Score digits: a 5 x 7 bitmap font (rows top to bottom, bit 4 = left column) for 0-9 and '-'
+# (index 10), laid out as Gymnasium's 42 px text centred at window (60, 750) and box-filtered.
+_GLYPHS = np.array(
+    [
+        [14, 17, 19, 21, 25, 17, 14], [4, 12, 4, 4, 4, 4, 14], [14, 17, 1, 2, 4, 8, 31],
+        [30, 1, 1, 14, 1, 1, 30], [2, 6, 10, 18, 31, 2, 2], [31, 16, 30, 1, 1, 17, 14],
+        [6, 8, 16, 30, 17, 17, 14], [31, 1, 2, 4, 8, 8, 8], [14, 17, 17, 14, 17, 17, 14],
+        [14, 17, 17, 15, 1, 2, 12], [0, 0, 0, 31, 0, 0, 0],
+    ],
+    np.int64,
+)  # fmt: skip
+DIGIT_ADVANCE = 23.4  # window px per digit (freesansbold 42)
+MINUS_ADVANCE = 14.0
+GLYPH_X0, GLYPH_W = 2.5, 18.0  # glyph box inside its advance
+GLYPH_Y0, GLYPH_H = 731.0, 33.0  # glyph box rows in the (flipped) window
+
+
+@kernel
+def _score(out, score):
+    """Gymnasium's ``f"{reward:04.0f}"`` in white at the bottom left, area-averaged to state pixels."""
+    v = np.rint(score)
+    neg = score < 0  # Python keeps the sign of a value that rounds to 0 ("-000")
+    n = int(abs(v))
+    digits = np.zeros(24, np.int64)
+    nd = 0
+    while n > 0 or nd == 0:
+        digits[nd] = n % 10
+        n //= 10
+        nd += 1
+    width = 3 if neg else 4
+    while nd < width:
+        digits[nd] = 0
+        nd += 1
+    if nd > 20:
+        return
+    chars = np.empty(nd + 1, np.int64)
+    nc = 0
+    if neg:
+        chars[0] = 10
+        nc = 1
+    for k in range(nd):
+        chars[nc] = digits[nd - 1 - k]
+        nc += 1
+    total = nc * DIGIT_ADVANCE
+    if neg:
+        total = (nc - 1) * DIGIT_ADVANCE + MINUS_ADVANCE
+    x0 = 60.0 - total / 2.0
+    starts = np.empty(nc)
+    xx = x0
+    for c in range(nc):
+        starts[c] = xx
+        xx += MINUS_ADVANCE if chars[c] == 10 else DIGIT_ADVANCE
+    j0 = int(GLYPH_Y0 * SY)
+    j1 = min(W - 1, int((GLYPH_Y0 + GLYPH_H) * SY))
+    i1 = min(W - 1, int(xx * SX) + 1)
+    for j in range(j0, j1 + 1):
+        for i in range(0, i1 + 1):
+            lit = 0
+            for sy in range(8):
+                y = (j + (sy + 0.5) / 8.0) / SY
+                row = int((y - GLYPH_Y0) / GLYPH_H * 7.0)
+                if y < GLYPH_Y0 or row > 6:
+                    continue
+                for sx in range(10):
+                    x = (i + (sx + 0.5) / 10.0) / SX
+                    for c in range(nc):
+                        gx = x - starts[c] - (GLYPH_X0 if chars[c] != 10 else 1.0)
+                        gw = GLYPH_W if chars[c] != 10 else 12.0
+                        if 0.0 <= gx < gw:
+                            col = int(gx / gw * 5.0)
+                            if (_GLYPHS[chars[c], row] >> (4 - col)) & 1:
+                                lit += 1
+                            break
+            if lit:
+                o = j * W + i
+                val = math.floor(255.0 * lit / 80.0)
+                out[o] = val
+                out[PLANE + o] = val
+                out[2 * PLANE + o] = val
 
 
 @kernel
@@ -240,6 +320,7 @@ def render(params, state, agent, out):
             pu[k] = (zoom * (ca * dx - sa * dy) + 500.0) * SX
             pv[k] = (600.0 - zoom * (sa * dx + ca * dy)) * SY
         _fill(out, pu, pv, n, 204.0, 0.0, 0.0, 84)
+    _score(out, f[F_SCORE])
     # indicators (window units: s = 25, h = 20; bars end at H - h = 780)
     speed = math.sqrt(f[F_VX] * f[F_VX] + f[F_VY] * f[F_VY])
     if abs(speed) > 1e-4:
