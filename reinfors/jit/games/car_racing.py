@@ -18,13 +18,14 @@ Car (``_physics``): Gymnasium's ``car_dynamics`` (4 wheels; engine power 40000, 
 brake 0.8, steering motor to +-0.6 clamped to the joint's +-0.4 rad), the hull and wheels
 integrated as ONE rigid body (mass and inertia of Gymnasium's fixtures, density 1 / 0.1) with
 Box2D's semi-implicit Euler at 50 ticks/s, in place of Box2D's joint solver.  Actions:
-``0`` nothing, ``1`` steer left, ``2`` steer right, ``3`` gas, ``4`` brake.
+``0`` nothing, ``1`` steer -0.6, ``2`` steer +0.6, ``3`` gas 0.2, ``4`` brake 0.8.
 
-Tiles: a wheel whose centre enters an unvisited tile visits it (``tile`` amount ``1/N`` per tile,
-``N`` tiles); entering tile 0 with more than ``lap_complete_percent`` of the tiles visited sets
-``new_lap``.  The episode ends (terminal) on ``new_lap``, when every tile is visited, or when the
-hull leaves the ``|x|, |y| <= 2000/6`` playfield (that tick's amounts are ``off_playfield`` 1
-only, as Gymnasium's ``step_reward = -100``).  ``step`` is 1 every tick.
+Tiles: a wheel touching an unvisited tile (a corner of its rectangle inside the tile, for
+Box2D's sensor overlap) visits it (``tile`` amount ``1/N`` per tile, ``N`` tiles); touching tile
+0 with more than ``lap_complete_percent`` of the tiles visited sets ``new_lap``.  The episode
+ends (terminal) on ``new_lap``, when every tile is visited, or when the hull leaves the
+``|x|, |y| <= 2000/6`` playfield (that tick's amounts are ``off_playfield`` 1 only, as
+Gymnasium's ``step_reward = -100``).  ``step`` is 1 every tick.
 
 Parameter row (``int64``): ``0 lap_complete_percent (float64 bits)  1 max_ticks (u64, 0 = None)``.
 

@@ -166,10 +166,12 @@ def _fill(out, pu, pv, n, r, g, b, vmax):
         umax = max(umax, pu[k])
         vmin_ = min(vmin_, pv[k])
         vmax_ = max(vmax_, pv[k])
-    i0 = max(0, int(math.floor(umin - 0.5)) + 1) if umin > -1e9 else 0
-    i1 = min(W - 1, int(math.floor(umax - 0.5)))
-    j0 = max(0, int(math.floor(vmin_ - 0.5)) + 1) if vmin_ > -1e9 else 0
-    j1 = min(vmax - 1, int(math.floor(vmax_ - 0.5)))
+    if not (umin < W and umax > 0.0 and vmin_ < vmax and vmax_ > 0.0):  # off screen (or NaN)
+        return
+    i0 = max(0, int(math.floor(max(umin, -1.0) - 0.5)) + 1)
+    i1 = min(W - 1, int(math.floor(min(umax, W + 1.0) - 0.5)))
+    j0 = max(0, int(math.floor(max(vmin_, -1.0) - 0.5)) + 1)
+    j1 = min(vmax - 1, int(math.floor(min(vmax_, W + 1.0) - 0.5)))
     if i0 > i1 or j0 > j1:
         return
     for j in range(j0, j1 + 1):
@@ -324,7 +326,8 @@ def render(params, state, agent, out):
     # indicators (window units: s = 25, h = 20; bars end at H - h = 780)
     speed = math.sqrt(f[F_VX] * f[F_VX] + f[F_VY] * f[F_VY])
     if abs(speed) > 1e-4:
-        _bar(out, pu, pv, 5 * 25.0 * SX, 6 * 25.0 * SX, (780.0 - 20.0 * 0.02 * speed) * SY, 780.0 * SY, 255.0, 255.0, 255.0)
+        top = (780.0 - 20.0 * 0.02 * speed) * SY
+        _bar(out, pu, pv, 5 * 25.0 * SX, 6 * 25.0 * SX, top, 780.0 * SY, 255.0, 255.0, 255.0)
     for w in range(4):
         om = f[F_WHEEL + WW * w + W_OMEGA]
         if abs(om) > 1e-4:
