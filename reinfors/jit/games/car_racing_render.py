@@ -130,13 +130,13 @@ def _score(out, score):
     for j in range(j0, j1 + 1):
         for i in range(0, i1 + 1):
             lit = 0
-            for sy in range(8):
-                y = (j + (sy + 0.5) / 8.0) / SY
+            for sy in range(4):
+                y = (j + (sy + 0.5) / 4.0) / SY
                 row = int((y - GLYPH_Y0) / GLYPH_H * 7.0)
                 if y < GLYPH_Y0 or row > 6:
                     continue
-                for sx in range(10):
-                    x = (i + (sx + 0.5) / 10.0) / SX
+                for sx in range(4):
+                    x = (i + (sx + 0.5) / 4.0) / SX
                     for c in range(nc):
                         gx = x - starts[c] - (GLYPH_X0 if chars[c] != 10 else 1.0)
                         gw = GLYPH_W if chars[c] != 10 else 12.0
@@ -147,7 +147,7 @@ def _score(out, score):
                             break
             if lit:
                 o = j * W + i
-                val = math.floor(255.0 * lit / 80.0)
+                val = math.floor(255.0 * lit / 16.0)
                 out[o] = val
                 out[PLANE + o] = val
                 out[2 * PLANE + o] = val
@@ -223,16 +223,19 @@ def render(params, state, agent, out):
     zoom = 0.1 * SCALE * max(1.0 - t, 0.0) + ZOOM * SCALE * min(t, 1.0)
     ca = math.cos(-hang)
     sa = math.sin(-hang)
-    # background and grass: per pixel, through the inverse camera
+    # background and grass: per pixel, through the inverse camera (affine: stepped along each row)
+    inv_g = 1.0 / GRASS_DIM
+    dwx = ca / (SX * zoom)  # world step per pixel column
+    dwy = -sa / (SX * zoom)
     for j in range(84):
         ry = (600.0 - (j + 0.5) / SY) / zoom
+        rx = (0.5 / SX - 500.0) / zoom
+        wx = hx + ca * rx + sa * ry
+        wy = hy - sa * rx + ca * ry
         for i in range(W):
-            rx = ((i + 0.5) / SX - 500.0) / zoom
-            wx = hx + ca * rx + sa * ry
-            wy = hy - sa * rx + ca * ry
             if abs(wx) <= PLAYFIELD and abs(wy) <= PLAYFIELD:
-                gx = math.floor(wx / GRASS_DIM)
-                gy = math.floor(wy / GRASS_DIM)
+                gx = math.floor(wx * inv_g)
+                gy = math.floor(wy * inv_g)
                 green = 204.0
                 if -20 <= gx < 20 and -20 <= gy < 20 and gx % 2 == 0 and gy % 2 == 0:
                     green = 230.0
@@ -240,6 +243,8 @@ def render(params, state, agent, out):
                 out[o] = 102.0
                 out[PLANE + o] = green
                 out[2 * PLANE + o] = 102.0
+            wx += dwx
+            wy += dwy
     pu = np.empty(8)
     pv = np.empty(8)
     nt = state[NT]
