@@ -103,8 +103,9 @@ def main():
         e.step({0: 0})
     res["no_truncation"] = [e.ticks, e.done()]
     e = rf.Env(vec_game(lap_complete_percent=0.0), rf.Reward(), seed=0)
+    res["lap0_reset"] = [e.done(), e.state()["new_lap"]]
     e.step({0: 3})
-    res["lap0"] = [e.done(), e.state()["new_lap"], e.rewards, e.state()["tiles_visited"]]
+    res["lap0"] = [e.done(), e.state()["new_lap"], e.rewards, e.state()["tiles_visited"], float(e.observe(0)[0, 0, 19])]
     res["start"] = [[rf.Env(vec_game(), seed=s).state()[k] for k in ("tiles_visited", "speed", "tick", "pending")]
                     for s in range(6)]
     gas = [3] * 30
@@ -168,6 +169,7 @@ def test_termination_rules_match(both):
     ours, theirs = both
     assert ours["no_truncation"] == theirs["no_truncation"]
     assert ours["lap0"] == theirs["lap0"]
+    assert ours["lap0_reset"] == theirs["lap0_reset"] == [False, True]
 
 
 def test_events_and_rewards_follow_the_same_rules(both):

@@ -45,7 +45,7 @@ State row (``int64``; words past ``FLT`` hold float64 bit patterns, read through
 Encoders: ``car_racing_pixels`` (default, ``(3, 96, 96)`` raw 0-255, channel-major) renders the
 frame (``car_racing_render.py``); ``car_racing_vec`` ``(1, 1, 21)``: x/333.3, y/333.3, cos, sin of
 the hull angle, vx/300, vy/300, angular velocity, per wheel (omega/100, on road), the two front
-wheels' steer commands, tiles visited / N, tick/1000, new_lap, speed/300.
+wheels' steer commands, tiles visited / N, tick/1000, fallback_track, speed/300.
 """
 
 from __future__ import annotations
@@ -701,7 +701,7 @@ def encode_vec(params, state, agent, out):
     out[16] = f[F_WHEEL + WW + W_STEER]
     out[17] = state[VISITED] / state[NT]
     out[18] = state[TICKS] / 1000.0
-    out[19] = 1.0 if state[NEW_LAP] else 0.0
+    out[19] = 1.0 if state[FALLBACK] else 0.0  # 0 in every 0.4.0 probe (new_lap, off-playfield too)
     out[20] = math.sqrt(f[F_VX] * f[F_VX] + f[F_VY] * f[F_VY]) / 300.0
 
 
