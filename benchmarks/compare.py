@@ -32,6 +32,7 @@ WORKER = ROOT / "benchmarks" / "workloads.py"
 ALL = ["gridworld_dqn", "c4_ppo", "c4_az_zero", "c4_az_mlp", "c4_minimax", "c4_mcts", "snake_az", "c4_az_cache",
        "stream_c4_az"]  # fmt: skip
 ALL += ["holdem_ppo", "leduc_dqn", "chess_az_zero", "backgammon_az", "snake_selexp"]
+ALL += ["car_racing_ppo"]
 
 
 def run(python: str, spec: dict, isolate: bool, env: dict | None = None) -> dict:

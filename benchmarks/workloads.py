@@ -127,6 +127,10 @@ def build(name, rf, n_threads, spec=None):
         eng = rf.Engine(G.Backgammon(), None, P.AlphaZero(num_simulations=32), L.AlphaZero(gamma=1.0), n_games=32,
                         n_threads=n_threads)  # fmt: skip
         return eng, lambda obs: (np.zeros((len(obs), 1352), np.float32), np.zeros(len(obs), np.float32))
+    if name == "car_racing_ppo":  # CarRacing pixels, Ppo + Ppo, zero callback, 16 games
+        eng = rf.Engine(G.CarRacing(), rf.Reward(), P.Ppo(), L.Ppo(gamma=0.99, lam=0.95), n_games=16,
+                        n_threads=n_threads)  # fmt: skip
+        return eng, lambda obs: (np.zeros((len(obs), 5), np.float32), np.zeros(len(obs), np.float32))
     raise KeyError(name)
 
 

@@ -4,11 +4,11 @@ Plain data with no imports from the rest of the package, so documentation can be
 without importing (or compiling) any kernel.  The records and texts are those of reinfors 0.4.0's
 ``reinfors.catalog``, restricted to what this build registers:
 
-* ``GAMES`` lists only the games this build implements (``rf.games.registered()``: backgammon,
-  chess, connect4, gridworld, kuhn_poker, leduc_poker, snake, texas_holdem).  The original's
-  ``car_racing`` entry is left out because that game does not exist here yet.
-* ``ENCODER_INFO`` / ``ENCODERS`` likewise list only this build's encoders (the four chess
-  encoders and one per other game).
+* ``GAMES`` lists the games this build implements (``rf.games.registered()``: backgammon,
+  car_racing, chess, connect4, gridworld, kuhn_poker, leduc_poker, snake, texas_holdem), now all
+  of the original's.
+* ``ENCODER_INFO`` / ``ENCODERS`` likewise list this build's encoders (the four chess encoders,
+  the two CarRacing encoders and one per other game).
 * ``ALGORITHMS`` is the original's full table, because ``GameInfo.algorithms`` refers to its keys;
   the solver workflows (``cfr``, ``external_mccfr``, ``deep_cfr``) name ``rf.solvers``.
 * ``POLICIES``, ``LEARNERS``, ``CHANCE_MODES`` and ``NOISE`` equal the ``registered()`` names of
@@ -221,6 +221,22 @@ GAMES["chess"] = GameInfo(
     summary="Standard chess with minimal, relative, OpenSpiel and AlphaZero observation views.",
 )
 
+
+GAMES["car_racing"] = GameInfo(
+    label="CarRacing",
+    players="1",
+    dynamics="Sequential",
+    chance="Track-generation seed (root only)",
+    information="Perfect",
+    actions="5 discrete controls",
+    observation="Rendered CHW pixels (3, 96, 96)",
+    reward_keys=(("tile", 1000.0), ("step", -0.1), ("off_playfield", -100.0)),
+    adapters="None (withheld until the HWC adapter presentation lands)",
+    reached_state_starts=False,
+    algorithms=("dqn", "treestrap_expectimax", "treestrap_mcts", "alphazero", "ppo"),
+    summary="Faithful reimplementation of Gymnasium's CarRacing-v3 (discrete); physics trajectories and "
+    "checkpoints do not transfer to or from Gymnasium.",
+)
 
 ENCODER_INFO: dict[str, EncoderInfo] = {
     "snake": EncoderInfo(
@@ -503,6 +519,23 @@ ALGORITHMS: dict[str, AlgorithmInfo] = {
 # asserts each equals the matching ``registered()`` list.
 POLICIES = frozenset({"alphazero", "epsilon_greedy_q", "mcts", "minimax", "ppo", "selective_expectimax"})
 LEARNERS = frozenset({"alphazero", "dqn", "ppo", "treestrap"})
+ENCODER_INFO.update(
+    car_racing_pixels=EncoderInfo(
+        label="CarRacingPixels",
+        game="CarRacing",
+        shape="(3, 96, 96)",
+        constructor="rf.encoders.CarRacingPixels()",
+        summary="Rendered top-down frame, raw 0-255 values, channel-major (gym renders HWC).",
+    ),
+    car_racing_vec=EncoderInfo(
+        label="CarRacingVec",
+        game="CarRacing",
+        shape="(1, 1, 21)",
+        constructor="rf.encoders.CarRacingVec()",
+        summary="Diagnostic pose/velocity/wheel/progress vector; renderer-free training and physics-vs-visual "
+        "failure isolation.",
+    ),
+)
 ENCODERS = frozenset(ENCODER_INFO)
 CHANCE_MODES = frozenset({"always_resample", "committed", "expand_all"})
 NOISE = frozenset({"dirichlet"})

@@ -33,6 +33,8 @@ _BUILTIN = {
     "openspiel_chess": ("chess", "reinfors.jit.games.chess"),
     "alphazero_chess": ("chess", "reinfors.jit.games.chess"),
     "backgammon": ("backgammon", "reinfors.jit.games.backgammon"),
+    "car_racing_pixels": ("car_racing", "reinfors.jit.games.car_racing"),
+    "car_racing_vec": ("car_racing", "reinfors.jit.games.car_racing"),
 }
 
 
@@ -196,9 +198,39 @@ OpenSpielChess = EncoderHandle.OpenSpielChess
 AlphaZeroChess = EncoderHandle.AlphaZeroChess
 Backgammon = EncoderHandle.Backgammon
 
+
+class _RevisedEncoder(EncoderHandle):
+    """A built-in encoder whose resolved block carries a content ``revision`` (not a game parameter)."""
+
+    __slots__ = ()
+
+    def _game_params(self) -> dict:
+        return {}
+
+
+def _car_racing_pixels() -> EncoderHandle:
+    """CarRacing's rendered frame ``(3, 96, 96)``, raw 0-255, channel-major (the default)."""
+    return _RevisedEncoder("car_racing_pixels", "car_racing", _BUILTIN["car_racing_pixels"][1], options={"revision": 2})
+
+
+def _car_racing_vec() -> EncoderHandle:
+    """CarRacing's 21 pose / velocity / wheel / progress features ``(1, 1, 21)``."""
+    return _RevisedEncoder("car_racing_vec", "car_racing", _BUILTIN["car_racing_vec"][1], options={"revision": 1})
+
+
+for _fn, _label in ((_car_racing_pixels, "CarRacingPixels"), (_car_racing_vec, "CarRacingVec")):
+    _fn.__name__, _fn.__qualname__ = _label, f"EncoderHandle.{_label}"
+EncoderHandle.CarRacingPixels = staticmethod(_car_racing_pixels)
+EncoderHandle.CarRacingVec = staticmethod(_car_racing_vec)
+CarRacingPixels = EncoderHandle.CarRacingPixels
+CarRacingVec = EncoderHandle.CarRacingVec
+__all__ += ["CarRacingPixels", "CarRacingVec"]
+
 _REGISTRY = {
     "alphazero_chess": AlphaZeroChess,
     "backgammon": Backgammon,
+    "car_racing_pixels": CarRacingPixels,
+    "car_racing_vec": CarRacingVec,
     "connect4": Connect4,
     "gridworld": GridWorld,
     "kuhn_poker": KuhnPoker,

@@ -37,6 +37,7 @@ __all__ = [
     "registered",
 ]
 __all__ += ["Chess"]
+__all__ += ["CarRacing"]
 
 # registry name -> (module import path, action count)
 _GAME_INFO = {
@@ -49,6 +50,7 @@ _GAME_INFO = {
     "chess": ("reinfors.jit.games.chess", 4672),
     "texas_holdem": ("reinfors.jit.games.texas_holdem", 3),
 }
+_GAME_INFO["car_racing"] = ("reinfors.jit.games.car_racing", 5)
 
 
 class GameHandle:
@@ -207,8 +209,25 @@ _chess.__name__, _chess.__qualname__ = "Chess", "GameHandle.Chess"  # the origin
 GameHandle.Chess = staticmethod(_chess)
 Chess = GameHandle.Chess
 
+
+def _car_racing(lap_complete_percent=0.95, max_ticks=1000, encoder=None) -> GameHandle:
+    """Gymnasium's CarRacing-v3 (discrete): 1 player, 5 controls, a track generated from the
+    chance-drawn seed, obs ``(3, 96, 96)`` raw pixels (``car_racing_pixels``) or ``(1, 1, 21)``
+    (``car_racing_vec``); ``max_ticks=None`` never truncates."""
+    if encoder is None:  # the default carries its content revision
+        from .encoders import CarRacingPixels
+
+        encoder = CarRacingPixels()
+    return _builtin("car_racing", encoder, lap_complete_percent=lap_complete_percent, max_ticks=max_ticks)
+
+
+_car_racing.__name__, _car_racing.__qualname__ = "CarRacing", "GameHandle.CarRacing"
+GameHandle.CarRacing = staticmethod(_car_racing)
+CarRacing = GameHandle.CarRacing
+
 _REGISTRY = {
     "backgammon": Backgammon,
+    "car_racing": CarRacing,
     "chess": Chess,
     "connect4": Connect4,
     "gridworld": GridWorld,

@@ -176,6 +176,8 @@ def test_encoder_facts_match_runtime(name):
     game = rf.games.make(game_name)
     if game_name == "chess":  # chess has four encoders; the game's default is minimal_chess
         game = rf.games.make(game_name, encoder=handle)
+    if game_name == "car_racing":  # two encoders; the default is car_racing_pixels
+        game = rf.games.make(game_name, encoder=handle)
     assert game.encoder.name == name  # every other encoder here is its game's default
     shape = str(tuple(game.observation_space().shape))
     assert info.shape in (shape, f"{shape} by default") or info.shape.endswith(f"; {shape} by default")

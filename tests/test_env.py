@@ -14,6 +14,8 @@ BUILT_GAMES = ["backgammon", "chess", "connect4", "gridworld", "kuhn_poker", "le
 BUILT_ENCODERS = sorted(
     [g for g in BUILT_GAMES if g != "chess"] + ["alphazero_chess", "minimal_chess", "openspiel_chess", "relative_chess"]
 )
+BUILT_GAMES = sorted([*BUILT_GAMES, "car_racing"])  # all of the original's games now
+BUILT_ENCODERS = sorted([*BUILT_ENCODERS, "car_racing_pixels", "car_racing_vec"])
 
 GAMES = {
     "connect4": lambda: rf.games.Connect4(),
