@@ -309,6 +309,7 @@ class Engine:
                 self._pgen[p] += 1
             rt = self._rt
             if rt is not None:
+                rt.ctl[C.C_WGEN] = self._generation  # fires stamp records with it
                 rt.publish_generations()  # the runtime shares self._pgen
 
     # -- collection -------------------------------------------------------------------------------
@@ -368,6 +369,8 @@ class Engine:
                 infer_cache=self._infer_cache,
                 pgen=self._pgen,
             )
+            with self._gen_lock:
+                self._rt.ctl[C.C_WGEN] = self._generation
         return self._rt
 
     def _subject(self) -> str:
@@ -412,7 +415,7 @@ class Engine:
         pool = 4 * O * (2 if dqn else 1) + 8 * (C.RM_SIZE + C.RF_SIZE) + 4 * H + A * (2 if dqn else 1)
         if self._search is not None:
             pool += 8 * H * A  # r_tgt
-        fields = 8 * 2 + 8 * 5 + 8 * (2 if dqn else 1)  # players, actions, float columns, CSR offsets
+        fields = 8 * 3 + 8 * 5 + 8 * (2 if dqn else 1)  # players, actions, generations, float columns, CSR offsets
         return pool + fields
 
     def _check_fits(self, label: str, n_records: int) -> None:
@@ -541,6 +544,7 @@ class Engine:
         common = dict(
             obs=r["r_obs"],
             players=meta[:, C.RM_PLAYER].copy(),
+            weights_generations=meta[:, C.RM_GEN].copy(),
             legal_ids=legal_ids,
             legal_offsets=legal_off,
             telemetry=tele,
@@ -593,6 +597,7 @@ class Engine:
         common = dict(
             obs=np.zeros((0, O), np.float32),
             players=e_i,
+            weights_generations=e_i.copy(),
             legal_ids=e_i.copy(),
             legal_offsets=np.zeros(1, np.int64),
             telemetry=tele,
@@ -610,6 +615,7 @@ class Engine:
             return TreeStrapBatch(
                 obs=common["obs"],
                 players=e_i,
+                weights_generations=common["weights_generations"],
                 targets=np.zeros((0, H, A), np.float64),
                 masks=np.zeros((0, H), np.float32),
                 telemetry=tele,
@@ -733,6 +739,8 @@ class Engine:
                 rt.load_state(arrays, scalars)
             with self._gen_lock:
                 self._generation = snapshot.weights_generation
+                if self._rt is not None:
+                    self._rt.ctl[C.C_WGEN] = self._generation  # the stamping continues from it
 
     def __del__(self):
         rt = getattr(self, "_rt", None)
