@@ -150,3 +150,22 @@ def test_validation():
         Collectors(cfg, LINEAR, 1, 0)
     with pytest.raises(TypeError, match="n_actors must be an int"):
         Collectors(cfg, LINEAR, 1.5, 8)
+
+
+@pytest.mark.slow
+def test_ray_self_play_example_ends_with_its_json_line():
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, str(root / "examples" / "ray_self_play.py"), "--actors", "2", "--iterations", "3",
+         "--records", "64", "--sims", "4", "--n-games", "4"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    last = json.loads(out.stdout.strip().splitlines()[-1])
+    assert last["actors"] == 2 and last["iterations"] == 3 and last["records"] >= 3 * 64
+    assert sum(last["records_per_actor"]) == last["records"] and last["lag_max"] >= 0
