@@ -309,7 +309,7 @@ class Engine:
                 self._pgen[p] += 1
             rt = self._rt
             if rt is not None:
-                rt.ctl[C.C_WGEN] = self._generation  # fires stamp records with it
+                rt.ctl[C.C_WGEN] = _stamp(self._generation)  # fires stamp records with it
                 rt.publish_generations()  # the runtime shares self._pgen
 
     # -- collection -------------------------------------------------------------------------------
@@ -370,7 +370,7 @@ class Engine:
                 pgen=self._pgen,
             )
             with self._gen_lock:
-                self._rt.ctl[C.C_WGEN] = self._generation
+                self._rt.ctl[C.C_WGEN] = _stamp(self._generation)
         return self._rt
 
     def _subject(self) -> str:
@@ -740,7 +740,7 @@ class Engine:
             with self._gen_lock:
                 self._generation = snapshot.weights_generation
                 if self._rt is not None:
-                    self._rt.ctl[C.C_WGEN] = self._generation  # the stamping continues from it
+                    self._rt.ctl[C.C_WGEN] = _stamp(self._generation)  # the stamping continues from it
 
     def __del__(self):
         rt = getattr(self, "_rt", None)
@@ -749,6 +749,12 @@ class Engine:
 
     def __repr__(self) -> str:
         return f"Engine({self._game.name!r}, {self._policy.name!r}, {self._learner.name!r}, n_games={self._n_games})"
+
+
+def _stamp(generation: int) -> int:
+    """The weights generation as the int64 records are stamped with (``weights_generations``):
+    modulo 2**64, two's complement — only a (forged) snapshot generation >= 2**63 wraps."""
+    return (generation + (1 << 63)) % (1 << 64) - (1 << 63)
 
 
 def _rust_str(s: str) -> str:

@@ -150,3 +150,12 @@ def test_stamps_with_the_inference_cache():
         b = eng.collect(40, infer)
         assert b.weights_generations.max() == k and b.weights_generations.min() >= 0
     assert b.telemetry["cache_hits"] > 0
+
+
+def test_a_generation_beyond_int64_wraps_in_the_stamps():
+    """EngineSnapshot.weights_generation is a u64: past 2**63 the int64 stamps wrap (two's
+    complement) instead of failing the restore."""
+    from reinfors.engine import _stamp
+
+    assert _stamp(0) == 0 and _stamp(2**63 - 1) == 2**63 - 1
+    assert _stamp(2**63) == -(2**63) and _stamp(2**64 - 1) == -1 and _stamp(2**64) == 0
