@@ -8,6 +8,11 @@ batches, while this thread trains on the batch it just took.  A numpy linear Q m
 for your network, in the two-network form: the stream's callback reads a *collector* copy that
 is refreshed from the learner only between batches, under a lock.  The ``with`` block stops the
 stream and gives the engine back, also if training raises.
+
+Policy lag: every record carries ``weights_generations``, the weights generation its decision was
+inferred under (a search: its last inference).  The engine's generation when a batch is received
+minus those stamps is how many updates behind each record is; the example prints its mean and max
+per batch and overall.
 """
 
 from __future__ import annotations
@@ -80,15 +85,26 @@ def main() -> None:
 
     t0 = time.perf_counter()
     total = 0
+    generation = 0  # this thread is the only caller of weights_updated: the engine's generation
+    lags = []
     with engine.collect_stream(collect_size=args.records, infer=infer, depth=args.depth) as stream:
         for update in range(args.updates):
             batch = next(stream)  # blocks (without the GIL) until a batch is ready
+            lag = generation - batch.weights_generations  # updates behind, per record
+            lags.append(lag)
             loss = learner.train_step(batch)  # the stream collects the next batch meanwhile
             with weights_lock:
                 collector.w[...] = learner.w
-                engine.weights_updated()  # keeps a future infer_cache coherent
+                engine.weights_updated()  # stamps later decisions; keeps a future infer_cache coherent
+                generation += 1
             total += len(batch.obs)
-            print(f"update={update} records={len(batch.obs)} queued={stream.pending()} loss={loss:.4f}")
+            print(
+                f"update={update} records={len(batch.obs)} queued={stream.pending()} loss={loss:.4f} "
+                f"lag mean={lag.mean():.2f} max={lag.max()}"
+            )
+    all_lag = np.concatenate(lags) if lags else np.zeros(0, np.int64)
+    if len(all_lag):
+        print(f"policy lag over {len(all_lag)} records: mean={all_lag.mean():.2f} max={all_lag.max()}")
     # Leaving the block stopped the stream (queued batches discarded): the engine is free again.
     print(f"{total} records in {time.perf_counter() - t0:.2f}s; engine free: {len(engine.collect(8, infer).obs)} more")
 

@@ -87,14 +87,20 @@ def main() -> int:
         opt.step()
         return float(loss)
 
+    generation = 0  # weights_updated calls so far (the engine's weights generation)
     with engine.collect_stream(collect_size=args.records, infer=infer, depth=args.depth) as stream:
         for update in range(args.updates):
             batch = next(stream)
+            lag = generation - batch.weights_generations  # policy lag of each record, in updates
             loss = train(batch)  # the stream searches with collector_net meanwhile
             with weights_lock:
                 collector_net.load_state_dict(learner_net.state_dict())
                 engine.weights_updated()
-            print(f"update={update} records={len(batch.obs)} queued={stream.pending()} loss={loss:.4f}")
+                generation += 1
+            print(
+                f"update={update} records={len(batch.obs)} queued={stream.pending()} loss={loss:.4f} "
+                f"lag mean={lag.mean():.2f} max={lag.max()}"
+            )
     return 0
 
 

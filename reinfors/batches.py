@@ -4,6 +4,14 @@ All arrays are NumPy; observations are flattened float32 ``(M, obs_size)``; acti
 fields use the encoder's head frame; CSR legal sets are ``ids[offsets[i]:offsets[i+1]]`` with
 ``offsets`` of length ``M + 1``.  ``TreeStrapBatch``, ``DqnBatch`` and ``AlphaZeroBatch`` also
 unpack positionally (the original's tuple form); ``PpoBatch`` is named-access only.
+
+Every engine batch also carries ``weights_generations`` (int64 ``(M,)``, not in 0.4.0, which has
+no policy-lag record): per record, the engine's weights generation (the count of
+``Engine.weights_updated()`` calls, restored from a snapshot) that the record's decision was
+inferred under — for a decision that took several inferences (a tree search), the generation of
+its *last* inference.  A row served from the inference cache counts as inferred under the
+generation current when it was served (the cache only serves values of the current weights).
+It is no part of positional unpacking and no telemetry key.
 """
 
 from __future__ import annotations
@@ -53,13 +61,20 @@ def _field(name: str, doc: str):
     return property(lambda self: getattr(self, "_" + name), doc=doc)
 
 
+_GEN_DOC = (
+    "int64 (M,) weights generation each record's decision was inferred under (a search: its last "
+    "inference); not in 0.4.0"
+)
+
+
 class TreeStrapBatch(_Batch):
     """``obs, targets, masks, telemetry = batch``; also ``players``."""
 
-    _FIELDS = ("obs", "players", "targets", "masks", "telemetry")
+    _FIELDS = ("obs", "players", "weights_generations", "targets", "masks", "telemetry")
     _POSITIONAL = ("obs", "targets", "masks", "telemetry")
     obs = _field("obs", "float32 (M, obs_size)")
     players = _field("players", "int64 (M,) perspective player")
+    weights_generations = _field("weights_generations", _GEN_DOC)
     targets = _field("targets", "float64 (M, heads, A) searched action targets")
     masks = _field("masks", "float32 (M, heads) bootstrap membership")
     telemetry = _field("telemetry", "dict of collection telemetry")
@@ -72,6 +87,7 @@ class DqnBatch(_Batch):
     _FIELDS = (
         "obs",
         "players",
+        "weights_generations",
         "actions",
         "rewards",
         "next_obs",
@@ -88,6 +104,7 @@ class DqnBatch(_Batch):
     _POSITIONAL = ("obs", "actions", "rewards", "next_obs", "dones", "masks", "telemetry")
     obs = _field("obs", "float32 (M, obs_size)")
     players = _field("players", "int64 (M,)")
+    weights_generations = _field("weights_generations", _GEN_DOC)
     actions = _field("actions", "int64 (M,) head-frame action")
     rewards = _field("rewards", "float64 (M,) n-step discounted reward sum")
     next_obs = _field("next_obs", "float32 (M, obs_size)")
@@ -109,6 +126,7 @@ class AlphaZeroBatch(_Batch):
     _FIELDS = (
         "obs",
         "players",
+        "weights_generations",
         "policy_targets",
         "value_targets",
         "policy_weights",
@@ -119,6 +137,7 @@ class AlphaZeroBatch(_Batch):
     _POSITIONAL = ("obs", "policy_targets", "value_targets", "policy_weights", "telemetry")
     obs = _field("obs", "float32 (M, obs_size)")
     players = _field("players", "int64 (M,)")
+    weights_generations = _field("weights_generations", _GEN_DOC)
     policy_targets = _field("policy_targets", "float64 (M, A) root visit distribution")
     value_targets = _field("value_targets", "float64 (M,) discounted realised return")
     policy_weights = _field("policy_weights", "float64 (M,) 1 = mover row, 0 = value-only row")
@@ -134,6 +153,7 @@ class PpoBatch(_Batch):
     _FIELDS = (
         "obs",
         "players",
+        "weights_generations",
         "actions",
         "behavior_log_probs",
         "advantages",
@@ -145,6 +165,7 @@ class PpoBatch(_Batch):
     )
     obs = _field("obs", "float32 (M, obs_size)")
     players = _field("players", "int64 (M,)")
+    weights_generations = _field("weights_generations", _GEN_DOC)
     actions = _field("actions", "int64 (M,) head-frame action")
     behavior_log_probs = _field("behavior_log_probs", "float64 (M,) masked-softmax log-prob")
     advantages = _field("advantages", "float64 (M,) GAE(lambda)")

@@ -307,6 +307,7 @@ class Engine:
                 self._pgen[p] += 1
             rt = self._rt
             if rt is not None:
+                rt.ctl[C.C_WGEN] = _stamp(self._generation)  # fires stamp records with it
                 rt.publish_generations()  # the runtime shares self._pgen
 
     # -- collection -------------------------------------------------------------------------------
@@ -367,6 +368,8 @@ class Engine:
                 pgen=self._pgen,
                 start_buffer=self._start_buffer[1:] if self._start_buffer[0] else None,
             )
+            with self._gen_lock:
+                self._rt.ctl[C.C_WGEN] = _stamp(self._generation)
         return self._rt
 
     def _subject(self) -> str:
@@ -411,7 +414,7 @@ class Engine:
         pool = 4 * O * (2 if dqn else 1) + 8 * (C.RM_SIZE + C.RF_SIZE) + 4 * H + A * (2 if dqn else 1)
         if self._search is not None:
             pool += 8 * H * A  # r_tgt
-        fields = 8 * 2 + 8 * 5 + 8 * (2 if dqn else 1)  # players, actions, float columns, CSR offsets
+        fields = 8 * 3 + 8 * 5 + 8 * (2 if dqn else 1)  # players, actions, generations, float columns, CSR offsets
         return pool + fields
 
     def _check_fits(self, label: str, n_records: int) -> None:
@@ -539,6 +542,7 @@ class Engine:
         common = dict(
             obs=r["r_obs"],
             players=meta[:, C.RM_PLAYER].copy(),
+            weights_generations=meta[:, C.RM_GEN].copy(),
             legal_ids=legal_ids,
             legal_offsets=legal_off,
             telemetry=tele,
@@ -591,6 +595,7 @@ class Engine:
         common = dict(
             obs=np.zeros((0, O), np.float32),
             players=e_i,
+            weights_generations=e_i.copy(),
             legal_ids=e_i.copy(),
             legal_offsets=np.zeros(1, np.int64),
             telemetry=tele,
@@ -608,6 +613,7 @@ class Engine:
             return TreeStrapBatch(
                 obs=common["obs"],
                 players=e_i,
+                weights_generations=common["weights_generations"],
                 targets=np.zeros((0, H, A), np.float64),
                 masks=np.zeros((0, H), np.float32),
                 telemetry=tele,
@@ -731,6 +737,8 @@ class Engine:
                 rt.load_state(arrays, scalars)
             with self._gen_lock:
                 self._generation = snapshot.weights_generation
+                if self._rt is not None:
+                    self._rt.ctl[C.C_WGEN] = _stamp(self._generation)  # the stamping continues from it
 
     def __del__(self):
         rt = getattr(self, "_rt", None)
@@ -747,6 +755,12 @@ def _reached_state_starts(name: str) -> bool:
 
     info = GAMES.get(name)
     return bool(info is not None and info.reached_state_starts)
+
+
+def _stamp(generation: int) -> int:
+    """The weights generation as the int64 records are stamped with (``weights_generations``):
+    modulo 2**64, two's complement — only a (forged) snapshot generation >= 2**63 wraps."""
+    return (generation + (1 << 63)) % (1 << 64) - (1 << 63)
 
 
 def _rust_str(s: str) -> str:

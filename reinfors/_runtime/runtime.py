@@ -523,6 +523,7 @@ class Runtime:
         # Generation the values are computed under: read before the call, so a weights update
         # during it leaves them stale (never served).
         gen = np.int64(self._arrays["cctl"][C.CC_GEN + 8 * route])
+        wgen = int(self.ctl[C.C_WGEN])  # the records' weights generation (batch weights_generations)
         pred = None
         if self.error is None and not self.abort_requested:
             t0 = time.perf_counter()
@@ -550,6 +551,7 @@ class Runtime:
             # writer; the pool has slack for it) and later fires lend copies instead.
             self.copy_mode = True
         # Route back, recycle, clear the helpers' stop request, queue the ready slots.
+        self.ctl[C.C_FIREGEN] = wgen
         self.k.finish_fire(self.E, self.spans, self.span_n, route, i, pred, self.ready_buf, not retained, gen)
 
     # -- the window ------------------------------------------------------------------------------

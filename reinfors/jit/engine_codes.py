@@ -90,6 +90,8 @@ FCFG_SIZE = 16
 # -- ctl (atomic int64 words, one per cache line) -------------------------------------------------
 C_TARGET = 0  # window target level T: slots park when they reach it
 C_ABORT = 1  # 1: the window is being aborted (stream stop): slots park at their next decision
+C_WGEN = 2  # the engine's weights generation (Engine.weights_updated bumps it; any thread writes)
+C_FIREGEN = 3  # the weights generation of the fire being routed (read before its callback ran)
 C_INFLIGHT = 8  # slot tasks being processed by workers
 C_REC = 16  # record pool cursor
 C_REC_CAP = 24  # record pool capacity
@@ -158,7 +160,8 @@ SI_FANCODE = 29  # ExpandAll: the joint action whose outcome fan is being evalua
 SI_FAN0 = 30  # ExpandAll: first node of that fan (its nodes are contiguous)
 SI_FANN = 31  # ExpandAll: fan size (0 = no fan pending)
 SI_SXJ = 32  # SelectiveExpectimax on a simultaneous game: the acting agent searching now
-SI_SIZE = 33
+SI_GEN = 33  # weights generation of the last predictions routed to this slot (records stamp it)
+SI_SIZE = 34
 
 # sb_meta columns (start_buffer, per slot)
 SB_STORED = 0  # reached states held (<= CFG_SB)
@@ -173,7 +176,8 @@ RM_SEQ = 2
 RM_PLAYER = 3
 RM_ACTION = 4
 RM_FLAGS = 5  # bit 0 done, bit 1 can_bootstrap
-RM_SIZE = 6
+RM_GEN = 6  # weights generation of the decision's last inference (the batch's weights_generations)
+RM_SIZE = 7
 
 # record float columns (r_f: [M, RF_SIZE] float64)
 RF_REWARD = 0  # DQN n-step reward
