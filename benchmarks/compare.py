@@ -127,7 +127,8 @@ def main() -> None:
                 if 1 in by_t:
                     eff = ", ".join(f"{t}: {v / (by_t[1] * t):.0%}" for t, v in sorted(by_t.items()))
                     print(f"{wl:<22} {build:<6} efficiency vs n_threads=1 x t: {eff}; best {max(by_t.values()):.0f}/s")
-            out.setdefault("median_records_per_s", {})[wl] = {b: {str(t): v for t, v in d.items()} for b, d in best.items()}
+            med = {b: {str(t): v for t, v in d.items()} for b, d in best.items()}
+            out.setdefault("median_records_per_s", {})[wl] = med
             out.setdefault("efficiency", {})[wl] = {
                 b: {str(t): v / (d[1] * t) for t, v in d.items()} for b, d in best.items() if 1 in d
             }

@@ -145,7 +145,8 @@ def run_point(python: str, spec: dict, isolate: bool, timeout: float) -> dict:
     if not isolate:
         env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, cwd="/" if isolate else ROOT, timeout=timeout, env=env)
+        cwd = "/" if isolate else ROOT
+        out = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout:.0f} s"}
     if out.returncode != 0:

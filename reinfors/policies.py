@@ -151,13 +151,14 @@ class PolicyHandle:
         chance=None,
         noise=_NOISE_DEFAULT,
         sequential_backup="auto",
+        *,
         leaf_batch=1,
         virtual_loss=1.0,
     ) -> PolicyHandle:
         """PUCT search (decoupled for simultaneous games) with root Dirichlet noise and an acting
         temperature for the first ``temperature_drop`` plies.  Callback output: ``(logits, values)``.
 
-        ``leaf_batch`` (an extension of 0.4.0): leaves selected per tree per inference round, each
+        ``leaf_batch`` (keyword-only, an extension of 0.4.0): leaves selected per tree per inference round, each
         path carrying a ``virtual_loss`` (visits + 1, value - virtual_loss for the mover) until
         its backup; 1 is the unbatched search (docs/leaf-batching.md)."""
         params = {
@@ -186,6 +187,7 @@ class PolicyHandle:
         temperature=0.0,
         temperature_drop=None,
         chance=None,
+        *,
         leaf_batch=1,
         virtual_loss=1.0,
     ) -> PolicyHandle:

@@ -256,9 +256,11 @@ def test_batched_decoupled_search_on_snake(policy, chance):
     obs = int(np.prod(game.observation_space().shape))
     mode = rf.chance_modes.ExpandAll() if chance == "expand_all" else rf.chance_modes.Committed()
     if policy == "alphazero":
-        pol, lrn, cb = P.AlphaZero(num_simulations=16, chance=mode, leaf_batch=4), rf.learners.AlphaZero(), linear_pv(obs, 3)
+        pol = P.AlphaZero(num_simulations=16, chance=mode, leaf_batch=4)
+        lrn, cb = rf.learners.AlphaZero(), linear_pv(obs, 3)
     else:
-        pol, lrn, cb = P.Mcts(num_simulations=16, chance=mode, leaf_batch=4), rf.learners.TreeStrap(), linear_q(obs, 3)
+        pol = P.Mcts(num_simulations=16, chance=mode, leaf_batch=4)
+        lrn, cb = rf.learners.TreeStrap(), linear_q(obs, 3)
     out = []
     for threads in (1, 2):
         e = rf.Engine(game, rf.Reward(), pol, lrn, n_games=4, seed=2, n_threads=threads)
@@ -306,5 +308,10 @@ def test_leaf_batch_validation(make):
     with pytest.raises(TypeError, match="argument 'virtual_loss': must be real number, not str"):
         make(virtual_loss="1")
     assert make(leaf_batch=4096, virtual_loss=0)._config()["virtual_loss"] == 0.0
+    # keyword-only: the positional arity stays 0.4.0's
+    with pytest.raises(TypeError):
+        P.AlphaZero(64, 1.5, 64, 1.0, 8, None, None, "auto", 4)
+    with pytest.raises(TypeError):
+        P.Mcts(64, 2.0, 64, "value", 0.0, None, None, 4)
     # more leaves than simulations is fine: a round never holds more than the budget
     assert make(num_simulations=8, leaf_batch=64)._config()["leaf_batch"] == 64
