@@ -185,6 +185,19 @@ def test_visit_targets_sum_to_the_simulations():
     assert all(0 <= a < 7 for a in acts)
 
 
+def test_batched_maxn_backup_and_per_player_routes():
+    """maxn (a row per agent per leaf) batched: the immediate win is found; per-player callbacks
+    (one route each, one span per row) give the records of the shared callback."""
+    pol = P.AlphaZero(num_simulations=200, noise=None, temperature=0.0, sequential_backup="maxn", leaf_batch=8)
+    assert pol.choose([c4_env(WIN_NOW), c4_env(BLOCK_NOW)], zero_pv(7), gamma=1.0) == [3, 3]
+    pol = P.AlphaZero(num_simulations=16, sequential_backup="maxn", leaf_batch=4)
+    make = lambda: rf.Engine(C4, C4_REWARD, pol, rf.learners.AlphaZero(), n_games=4, seed=3, n_threads=2)  # noqa: E731
+    shared = make().collect(20, C4_PV)
+    routed = make().collect(20, [C4_PV, C4_PV])
+    assert_same_batch(shared, routed, "routes", skip=GEOMETRY_KEYS)
+    assert shared.telemetry["extra_eval_rows"] > 0  # maxn: N rows per evaluated leaf
+
+
 # -- determinism --------------------------------------------------------------------------------
 
 
