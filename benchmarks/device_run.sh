@@ -17,8 +17,8 @@
 #                   --platform manylinux_2_17_x86_64 -d .whl reinfors==0.4.0`, carried along
 #
 # The project itself runs from this checkout (PYTHONPATH), so nothing is built; its test extras
-# are not needed for the sweeps.  The 0.4.0 side venv is created with --system-site-packages so
-# it sees the image's numpy and torch, then scripts/setup_orig_venv.sh installs the wheel.
+# are not needed for the sweeps.  The 0.4.0 side venv sees the image's numpy and torch through a
+# .pth file, then scripts/setup_orig_venv.sh installs the wheel.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 QUICK=0
@@ -43,7 +43,13 @@ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total --f
 ORIG=${ORIG_PY:-}
 if [ -z "$ORIG" ]; then
   if [ ! -x .venv-orig/bin/python ]; then
-    "$PY" -m venv --system-site-packages .venv-orig 2>&1 | tee -a "$LOG"
+    "$PY" -m venv .venv-orig 2>&1 | tee -a "$LOG"
+    # The image's python3 is itself a venv (/opt/torch/.venv): --system-site-packages would
+    # expose the base interpreter, not it.  A .pth file puts its site-packages (numpy, torch) on
+    # the side venv's path; .pth files are read in -I mode too.
+    SP=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    OSP=$(.venv-orig/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    echo "$SP" >"$OSP/_device_site.pth"
   fi
   timeout 120 bash scripts/setup_orig_venv.sh .venv-orig 2>&1 | tee -a "$LOG"
   ORIG=$PWD/.venv-orig/bin/python
