@@ -96,6 +96,7 @@ def main() -> None:
     ap.add_argument("--games", type=int, nargs="*", default=[64, 256, 1024])
     ap.add_argument("--batches", type=int, nargs="*", default=[0, 128, 512])
     ap.add_argument("--orig", default=str(ROOT / ".venv-orig" / "bin" / "python"))
+    ap.add_argument("--json", help="scaling: write the measurements here")
     args = ap.parse_args()
     if not Path(args.orig).exists():
         subprocess.run(
@@ -109,11 +110,16 @@ def main() -> None:
             _report(wl, _pair({**base, "workload": wl}, args))
     elif args.mode == "scaling":
         print(header)
+        cores = os.cpu_count() or 1
+        threads = sorted({min(t, cores) for t in args.threads})  # capped at the machine's cores
+        out = {"mode": "scaling", "cores": cores, "threads": threads, "workloads": {}}
         for wl in args.workloads or ["c4_az_zero"]:
             best = {}
-            for t in args.threads:
+            out["workloads"][wl] = runs = {}
+            for t in threads:
                 res = _pair({**base, "workload": wl, "n_threads": t}, args)
                 _report(f"{wl} n_threads={t}", res)
+                runs[str(t)] = res
                 for build in ("ours", "orig"):
                     rs = [r["records_per_s"] for r in res[build] if "records_per_s" in r]
                     if rs:
@@ -122,6 +128,13 @@ def main() -> None:
                 if 1 in by_t:
                     eff = ", ".join(f"{t}: {v / (by_t[1] * t):.0%}" for t, v in sorted(by_t.items()))
                     print(f"{wl:<22} {build:<6} efficiency vs n_threads=1 x t: {eff}; best {max(by_t.values()):.0f}/s")
+            med = {b: {str(t): v for t, v in d.items()} for b, d in best.items()}
+            out.setdefault("median_records_per_s", {})[wl] = med
+            out.setdefault("efficiency", {})[wl] = {
+                b: {str(t): v / (d[1] * t) for t, v in d.items()} for b, d in best.items() if 1 in d
+            }
+        if args.json:
+            Path(args.json).write_text(json.dumps(out, indent=1))
     elif args.mode in ("cold", "warm"):
         # First batch only (seconds=0): process start -> import -> construct -> first batch.
         print(f"{'workload':<22} {'build':<6} {'first batch s':>14}")

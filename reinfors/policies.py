@@ -10,7 +10,7 @@ game, Engine-time ranges) happen when an ``Engine`` is built.  Model-free polici
 from __future__ import annotations
 
 from ._registry import registry
-from ._validate import as_float, as_signed, as_unsigned, nonneg_finite, unit_interval
+from ._validate import _index, as_float, as_signed, as_unsigned, nonneg_finite, unit_interval
 from .chance_modes import ChanceModeHandle
 from .noise import NoiseHandle
 
@@ -32,6 +32,19 @@ PV_OUTPUT = "pv"  # tuple (logits (rows, >= A), values (rows,))
 
 _NOISE_DEFAULT = ...
 _REQUIRED = object()  # marks PolicyHandle.choose's required keyword ``gamma``
+MAX_LEAF_BATCH = 4096  # leaf_batch cap (leaves per tree per inference round; also <= num_simulations in effect)
+
+
+def _leaf_batch(params: dict, leaf_batch, virtual_loss) -> None:
+    """Validate and store the leaf-batching knobs (a reinfors extension; 0.4.0 has neither):
+    ``leaf_batch`` an int in [1, 4096], ``virtual_loss`` a finite float >= 0."""
+    k = _index("leaf_batch", leaf_batch)
+    if k < 1:
+        raise ValueError("leaf_batch must be >= 1")
+    if k > MAX_LEAF_BATCH:
+        raise ValueError(f"leaf_batch must be <= {MAX_LEAF_BATCH} (got {k})")
+    params["leaf_batch"] = k
+    params["virtual_loss"] = nonneg_finite("virtual_loss", virtual_loss)
 
 
 def _chance(chance, default: str):
@@ -83,6 +96,9 @@ class PolicyHandle:
             out["chance"] = self._chance._config()
         if self._name == "alphazero":
             out["noise"] = None if self._noise is None else self._noise._config()
+        if out.get("leaf_batch") == 1:  # unbatched: today's search, today's config and fingerprint
+            out.pop("leaf_batch")
+            out.pop("virtual_loss", None)
         if self._name == "selective_expectimax" and out.get("opponent") != "distributional":
             out.pop("opp_temperature", None)
             out.pop("opp_floor", None)
@@ -135,9 +151,16 @@ class PolicyHandle:
         chance=None,
         noise=_NOISE_DEFAULT,
         sequential_backup="auto",
+        *,
+        leaf_batch=1,
+        virtual_loss=1.0,
     ) -> PolicyHandle:
         """PUCT search (decoupled for simultaneous games) with root Dirichlet noise and an acting
-        temperature for the first ``temperature_drop`` plies.  Callback output: ``(logits, values)``."""
+        temperature for the first ``temperature_drop`` plies.  Callback output: ``(logits, values)``.
+
+        ``leaf_batch`` (keyword-only, an extension of 0.4.0): leaves selected per tree per inference round, each
+        path carrying a ``virtual_loss`` (visits + 1, value - virtual_loss for the mover) until
+        its backup; 1 is the unbatched search (docs/leaf-batching.md)."""
         params = {
             "num_simulations": as_unsigned("num_simulations", num_simulations),
             "c_puct": nonneg_finite("c_puct", c_puct),
@@ -148,6 +171,7 @@ class PolicyHandle:
             else as_unsigned("temperature_drop", temperature_drop, 32),
             "sequential_backup": _choice("sequential_backup", sequential_backup, ("auto", "maxn")),
         }
+        _leaf_batch(params, leaf_batch, virtual_loss)
         if noise is _NOISE_DEFAULT:
             noise = NoiseHandle.Dirichlet()
         elif noise is not None and not isinstance(noise, NoiseHandle):
@@ -163,8 +187,12 @@ class PolicyHandle:
         temperature=0.0,
         temperature_drop=None,
         chance=None,
+        *,
+        leaf_batch=1,
+        virtual_loss=1.0,
     ) -> PolicyHandle:
-        """UCT (decoupled UCT for simultaneous games).  Callback output: Q ``(rows, 1, A)``."""
+        """UCT (decoupled UCT for simultaneous games).  Callback output: Q ``(rows, 1, A)``.
+        ``leaf_batch`` / ``virtual_loss``: as for :meth:`AlphaZero`."""
         params = {
             "num_simulations": as_unsigned("num_simulations", num_simulations),
             "uct_c": nonneg_finite("uct_c", uct_c),
@@ -175,6 +203,7 @@ class PolicyHandle:
             if temperature_drop is None
             else as_unsigned("temperature_drop", temperature_drop, 32),
         }
+        _leaf_batch(params, leaf_batch, virtual_loss)
         return PolicyHandle("mcts", params, _chance(chance, "always_resample"))
 
     @staticmethod

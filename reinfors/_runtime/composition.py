@@ -100,6 +100,17 @@ def _search_spec(policy, learner, d, n_games: int) -> dict:
             noise_epsilon=0.0 if noise is None else noise._epsilon,
             noise_alpha=1.0 if noise is None else noise._alpha,
         )
+        # Leaf batching (leaf_batch > 1): up to k leaves per inference round, so k times the rows
+        # of a request; t_path keeps the working path plus k saved blocks (4 context rows and a
+        # path each, search_puct.tmpl).  More leaves than simulations can never be selected.
+        k = min(int(p.get("leaf_batch", 1)), sims)
+        if k > 1:
+            spec.update(
+                leaf_batch=k,
+                virtual_loss=p.get("virtual_loss", 1.0),
+                path=spec["path"] + k * (spec["path"] + 4),
+                max_rows=spec["max_rows"] * k,
+            )
         what = f"num_simulations={sims}"
     elif policy.name == "selective_expectimax":
         budget, top_k = p["expansion_budget"], p["top_k"]

@@ -204,11 +204,13 @@ class Runtime:
                          ("depth", C.CFG_DEPTH), ("top_k", C.CFG_TOPK), ("interior_targets", C.CFG_INTERIOR),
                          ("nodes", C.CFG_NODES), ("max_rows", C.CFG_MAXROWS), ("choose", C.CFG_CHOOSE),
                          ("budget", C.CFG_BUDGET), ("opponent", C.CFG_OPP), ("resample", C.CFG_RESAMPLE),
-                         ("samples", C.CFG_SAMPLES), ("expand", C.CFG_EXPAND)):  # fmt: skip
+                         ("samples", C.CFG_SAMPLES), ("expand", C.CFG_EXPAND),
+                         ("leaf_batch", C.CFG_LEAFB)):  # fmt: skip
             cfg[col] = int(sp.get(key, 0))
         for key, col in (("c", C.F_CPUCT), ("temperature", C.F_TEMP), ("noise_epsilon", C.F_NOISE_EPS),
                          ("noise_alpha", C.F_NOISE_ALPHA), ("outcome_weight", C.F_OW), ("beta", C.F_BETA),
-                         ("opp_temperature", C.F_OPP_T), ("opp_floor", C.F_OPP_F)):  # fmt: skip
+                         ("opp_temperature", C.F_OPP_T), ("opp_floor", C.F_OPP_F),
+                         ("virtual_loss", C.F_VLOSS)):  # fmt: skip
             fcfg[col] = float(sp.get(key, 0.0))
         self.cfg, self.fcfg = cfg, fcfg
         self.ctl = np.zeros(C.CTL_BASE + 8 * max(1, N), np.int64)

@@ -55,6 +55,7 @@ CFG_SAMPLES = 31  # key multiplier of outcome children: Committed(samples) k, or
 CFG_EXPAND = 32  # 1: ExpandAll on a game with chance (simultaneous trees enumerate outcome fans)
 CFG_CACHE = 33  # inference cache entries per partition (0 = off)
 CFG_ALIASES = 34  # alias claims one arena can hold (its alias table rows)
+CFG_LEAFB = 35  # AlphaZero / Mcts leaf_batch: leaves selected per inference round (1 = one simulation)
 CFG_SB = 36  # start_buffer: reached states each slot keeps (0 = start_buffer off)
 CFG_SIZE = 48
 FAN_MULT = 1 << 20  # outcome index space per joint action under ExpandAll
@@ -84,6 +85,7 @@ F_OW = 8  # TreeStrap outcome_weight
 F_BETA = 9  # SelectiveExpectimax value-of-information weight
 F_OPP_T = 10  # SelectiveExpectimax opponent softmax temperature
 F_OPP_F = 11  # SelectiveExpectimax opponent probability floor
+F_VLOSS = 12  # AlphaZero / Mcts virtual_loss (leaf_batch > 1)
 F_PFRESH = 13  # start_buffer: probability that an episode starts fresh (from reset)
 FCFG_SIZE = 16
 
