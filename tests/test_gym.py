@@ -18,7 +18,10 @@ from reinfors import catalog, gym
 gymnasium = pytest.importorskip("gymnasium")
 pettingzoo = pytest.importorskip("pettingzoo")
 from gymnasium.utils.env_checker import check_env  # noqa: E402
-from pettingzoo.test import api_test, parallel_api_test  # noqa: E402
+
+with warnings.catch_warnings():  # pettingzoo.test imports its classic envs (a DeprecationWarning with pygame)
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from pettingzoo.test import api_test, parallel_api_test  # noqa: E402
 
 GAMES = rf.games.registered()
 

@@ -71,8 +71,9 @@ def test_generation_zero_before_any_update(kind):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_stamps_follow_weights_updates_between_collects(kind):
-    """After ``k`` updates every stamp is <= k; decisions taken in the window after the k-th
-    update carry k (records decided earlier and delivered later keep their older stamp)."""
+    """After ``k`` updates every stamp is <= k, and decisions taken after the k-th update carry k
+    (records decided earlier and delivered later keep their older stamp: a window may deliver
+    only records an earlier window completed beyond its cut)."""
     eng = engine(kind)
     infer = infer_for(kind)
     eng.collect(8, infer)
@@ -83,7 +84,13 @@ def test_stamps_follow_weights_updates_between_collects(kind):
             eng.weights_updated(player=1)  # a per-player update also counts (generation k * 2)
         gen = k * 2 if kind == "ppo" else k
         g = eng.collect(60, infer).weights_generations
-        assert g.min() >= 0 and g.max() == gen, (k, np.bincount(g))
+        assert g.min() >= 0 and g.max() <= gen, (k, np.bincount(g))
+        for _ in range(8):  # without further updates the new generation reaches the records
+            if g.max() == gen:
+                break
+            g = eng.collect(60, infer).weights_generations
+            assert g.max() <= gen
+        assert g.max() == gen, (k, np.bincount(g))
     _monotone_per_slot_player(seen)
 
 
@@ -134,6 +141,12 @@ def test_a_restored_engine_continues_the_stamping(kind):
     for step in range(2):
         a, b = eng.collect(30, infer), twin.collect(30, infer)
         assert np.array_equal(a.weights_generations, b.weights_generations)
+        assert a.weights_generations.max() <= 3 + step
+        for _ in range(8):  # records carried over from before the update first, then new ones
+            if a.weights_generations.max() == 3 + step:
+                break
+            a, b = eng.collect(30, infer), twin.collect(30, infer)
+            assert np.array_equal(a.weights_generations, b.weights_generations)
         assert a.weights_generations.max() == 3 + step
         eng.weights_updated()
         twin.weights_updated()

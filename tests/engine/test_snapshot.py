@@ -160,7 +160,14 @@ def run(engine, infer, sizes):
     return [engine.collect(n, infer) for n in sizes]
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+# Snake's search compositions (~2 min each cold) run in the slow tier; the default tier restores
+# every learner and policy family on Connect4 / GridWorld.
+_SLOW_FAMILIES = {"snake_alphazero", "snake_selective_expectimax"}
+
+
+@pytest.mark.parametrize(
+    "family", [pytest.param(f, marks=pytest.mark.slow) if f in _SLOW_FAMILIES else f for f in sorted(FAMILIES)]
+)
 def test_restore_continues_record_exactly(family):
     make_kw, make_infer = FAMILIES[family]
     infer = make_infer()
