@@ -17,6 +17,7 @@ from test_user_games import make_nim  # tests/ is on sys.path (rootdir conftest)
 
 import reinfors as rf
 
+from .test_engine_search import linear_pv, linear_q, zero_pv, zero_q
 from .test_search_chance import REWARD as DICE_REWARD
 from .test_search_chance import leaf_pv as dice_pv
 from .test_search_chance import leaf_q as dice_q
@@ -28,33 +29,6 @@ C4_REWARD = rf.Reward(win=1.0, loss=-1.0)
 WIN_NOW = [0, 0, 1, 1, 2, 2]  # player 0 to move: 3 completes the bottom row
 BLOCK_NOW = [0, 6, 1, 6, 2]  # player 1 to move: must block 3
 GEOMETRY_KEYS = {"infer_seconds", "infer_calls", "padded_rows", "stall_closes", "stall_releases"}
-
-
-def zero_pv(n_actions):
-    return lambda obs: (np.zeros((len(obs), n_actions)), np.zeros(len(obs)))
-
-
-def zero_q(n_actions):
-    return lambda obs: np.zeros((len(obs), 1, n_actions))
-
-
-def linear_pv(obs_size, n_actions, seed=0):
-    w = np.random.default_rng(seed).standard_normal((obs_size, n_actions + 1)) * 0.3
-
-    def infer(obs):
-        out = (obs[:, :, None].astype(np.float64) * w[None]).sum(axis=1)  # row-independent
-        return out[:, :n_actions], np.tanh(out[:, n_actions])
-
-    return infer
-
-
-def linear_q(obs_size, n_actions, seed=0):
-    w = np.random.default_rng(seed).standard_normal((obs_size, n_actions)) * 0.3
-
-    def infer(obs):
-        return (obs[:, :, None].astype(np.float64) * w[None]).sum(axis=1)[:, None, :]
-
-    return infer
 
 
 C4_PV = linear_pv(2 * 6 * 7, 7)
