@@ -35,9 +35,16 @@ ALL += ["holdem_ppo", "leduc_dqn", "chess_az_zero", "backgammon_az", "snake_sele
 ALL += ["car_racing_ppo"]
 
 
+# The workloads' numpy callbacks run their BLAS on the calling thread in both builds: a threaded
+# BLAS spin-waits for its own helper threads, which on a small or loaded machine fight the engines'
+# worker threads for the cores (measured on 2 busy cores: stream_c4_az 10 rec/s with OpenBLAS's
+# default threads, 386 rec/s with one).  Set a variable yourself to override.
+_BLAS_ONE_THREAD = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+
+
 def run(python: str, spec: dict, isolate: bool, env: dict | None = None) -> dict:
     cmd = [python, *(["-I"] if isolate else []), str(WORKER), json.dumps(spec)]
-    full_env = {**os.environ, **(env or {})}
+    full_env = {**_BLAS_ONE_THREAD, **os.environ, **(env or {})}
     out = subprocess.run(cmd, capture_output=True, text=True, cwd="/" if isolate else ROOT, timeout=1800, env=full_env)
     if out.returncode != 0:
         return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}"}

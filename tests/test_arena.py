@@ -318,7 +318,19 @@ def _two_agent_sequential(name):
     return env.num_agents() == 2 and len(env.active_agents()) == 1
 
 
-@pytest.mark.parametrize("name", [n for n in rf.games.registered() if _two_agent_sequential(n)])
+# Chess, Backgammon and Leduc compile their engine kernels for this test only in the default tier
+# (their own engine tests are slow-marked): the slow tier plays them.
+_SLOW_ARENA_GAMES = {"backgammon", "chess", "leduc_poker"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.slow) if n in _SLOW_ARENA_GAMES else n
+        for n in rf.games.registered()
+        if _two_agent_sequential(n)
+    ],
+)
 def test_every_two_agent_sequential_game_plays(name):
     """Generic over the game contract: a zero-search contestant against an external random
     agent, with random openings, on every registered 2-agent sequential game."""

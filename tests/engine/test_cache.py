@@ -118,9 +118,10 @@ def _infer(name, engine):
     return q_infer(obs, A, heads=policy.n_heads if policy.output == "q" else 1)
 
 
-# The search families with the cache compile a kernel module each (~1.5 min cold on 2 cores);
-# the default tier keeps the model-free ones, the slow tier runs all.
-_SLOW_CACHE = {"snake_az", "c4_selexp", "c4_minimax"}
+# Every game x family with the cache on compiles a kernel module of its own (~1.5 min cold on 2
+# cores): the default tier keeps the ones other tests share (gridworld and Kuhn model-free,
+# Connect4 AlphaZero), the slow tier runs all.
+_SLOW_CACHE = {"snake_az", "c4_selexp", "c4_minimax", "c4_dqn"}
 
 
 @pytest.mark.parametrize(
@@ -169,7 +170,7 @@ def test_capacity_overflow_evicts_and_stays_identical(capacity):
 def test_aliases_claim_identical_rows_in_flight():
     """Every game starts from the empty board: at the first decision all root rows are
     identical and in flight together, so all but one are alias tickets (no cache entry exists
-    yet).  Minimax rounds hold transpositions (request-local aliases)."""
+    yet)."""
     for threads in (1, 2):
         e = _engine("c4_az", 1000, n_games=32, n_threads=threads, batch_size=32)
         off = _engine("c4_az", 0, n_games=32, n_threads=threads, batch_size=32)
@@ -187,6 +188,11 @@ def test_aliases_claim_identical_rows_in_flight():
         assert (np.abs(first).sum(axis=1) == 0).sum() <= 1
         t = b.telemetry
         assert t["requested_rows"] - t["infer_rows"] - t["cache_hits"] >= 31
+
+
+@pytest.mark.slow  # the Minimax family with the cache: a kernel module of its own
+def test_minimax_rounds_alias_their_transpositions():
+    """Minimax rounds hold transpositions: request-local alias tickets."""
     m = _engine("c4_minimax", 1000, n_games=2)
     t = m.collect(1, _infer("c4_minimax", m)).telemetry
     assert t["requested_rows"] - t["infer_rows"] - t["cache_hits"] > 0  # transpositions
@@ -388,6 +394,7 @@ def relay_game(k=10):
     )
 
 
+@pytest.mark.slow  # a user game compiled twice (cache off / on); the ladder's close is model-checked in the fast tier
 def test_hit_only_route_is_released_by_the_stall_ladder():
     """Player 1's weights change at every call of its callback, so its rows always miss and its
     route fires every 16 rows.  Player 0's rows (episode starts, all identical) are hits that
@@ -416,6 +423,7 @@ def test_hit_only_route_is_released_by_the_stall_ladder():
         assert np.array_equal(getattr(on, name), getattr(off, name)), name
 
 
+@pytest.mark.slow  # Snake model-free with the cache: a kernel module no other test compiles
 def test_slow_route_beside_a_fast_one_and_unequal_load():
     """Snake with three snakes and per-player callbacks: dead snakes stop requesting (unequal
     load) and one callback is slow.  Batches stay identical to the cache-off engine."""

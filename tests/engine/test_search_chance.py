@@ -305,6 +305,7 @@ def test_minimax_committed_averages_its_draws_uniformly():
 # -- SelectiveExpectimax: expectimax ---------------------------------------------------------------
 
 
+@pytest.mark.slow  # the only user of the dice game's SelectiveExpectimax kernels (~1.5 min cold)
 def test_selective_expectimax_expand_all_is_exact_expectimax():
     """A budget that expands every node above max_depth gives the full expectimax (uniform
     opponent, the searcher's perspective, probability-weighted chance)."""
