@@ -100,7 +100,7 @@ def _limit(max_episode_steps: Any, game: Any) -> int | None:
 
 
 def _check_supported(game: Any) -> None:
-    if not isinstance(game, GameHandle):
+    if not isinstance(game, GameHandle) and not hasattr(game, "name"):
         Env(game)  # a non-game gets the Env's own TypeError, not an AttributeError from here
     if game.name in _WITHHELD:
         raise ValueError(

@@ -175,7 +175,8 @@ def _arena_start(case_id: str) -> bool:
 
 def _numpy_seed(case_id: str) -> bool:
     tid, p, label = case_id.split("|")
-    return tid in ("Arena", "RandomStartingMoves.generate") and p == "seed" and label.startswith("np.")
+    return tid in ("Arena", "RandomStartingMoves.generate") and p == "seed" and label in (
+        "np.int64(3)", "np.array(3)", "np.array([1, 2])")
 
 
 KNOWN_DIFF_RULES = [
