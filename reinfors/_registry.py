@@ -18,7 +18,7 @@ def registry(kind: str, table: dict[str, Callable[..., Any]]):
         """Construct by name; kwargs match the typed constructor."""
         try:
             ctor = table[name]
-        except (KeyError, TypeError):
+        except KeyError:  # an unhashable name is the dict lookup's own TypeError, as the original
             raise KeyError(f"unknown {kind} {name!r}; registered: {registered()}") from None
         return ctor(**kwargs)
 

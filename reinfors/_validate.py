@@ -11,7 +11,6 @@ exceptions whichever build they run.
 from __future__ import annotations
 
 import math
-import numbers
 import operator
 
 import numpy as np
@@ -20,14 +19,50 @@ U64_MAX = 2**64 - 1
 
 
 def _index(name: str, value) -> int:
-    if isinstance(value, (float, np.floating)):
-        raise TypeError(f"argument '{name}': '{type(value).__name__}' object cannot be interpreted as an integer")
+    """``operator.index`` as PyO3 calls it: CPython's own message (``'numpy.float32' object cannot
+    be interpreted as an integer``, numpy's ``only integer scalar arrays ...``) after the argument."""
     try:
         return operator.index(value)
-    except TypeError:
-        raise TypeError(
-            f"argument '{name}': '{type(value).__name__}' object cannot be interpreted as an integer"
-        ) from None
+    except TypeError as e:
+        raise TypeError(f"argument '{name}': {e}") from None
+
+
+def tp_name(value) -> str:
+    """CPython's ``tp_name`` of ``type(value)`` (``int``, ``numpy.int64``), as its messages print it."""
+    t = type(value)
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def rust_debug(s: str) -> str:
+    """``s`` quoted as Rust's ``{:?}`` prints a string (the original's messages): ``"\\0"`` for NUL."""
+    out = []
+    for ch in s:
+        if ch in "\\\"":
+            out.append("\\" + ch)
+        elif ch == "\0":
+            out.append("\\0")
+        elif ch in "\t\r\n":
+            out.append({"\t": "\\t", "\r": "\\r", "\n": "\\n"}[ch])
+        elif not ch.isprintable():
+            out.append(f"\\u{{{ord(ch):x}}}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def refuse_pickle(self, protocol=None):
+    """``__reduce_ex__`` of the public classes: like 0.4.0's PyO3 classes they cannot be pickled
+    (snapshots travel as ``to_bytes()``, configs as ``resolved_config()``)."""
+    raise TypeError(f"cannot pickle 'builtins.{type(self).__name__}' object")
+
+
+def c_long_then_u32(name: str, value) -> int:
+    """PyO3's ``u32`` through a C long (``temperature_drop``): past a C long "Python int too large to
+    convert to C long", else outside ``[0, 2^32)`` "out of range integral type conversion attempted"."""
+    v = as_signed(name, value, 64)
+    if not 0 <= v < 2**32:
+        raise OverflowError("out of range integral type conversion attempted")
+    return v
 
 
 def as_unsigned(name: str, value, bits: int = 64) -> int:
@@ -55,9 +90,13 @@ def as_signed(name: str, value, bits: int = 32) -> int:
 
 def as_float(name: str, value, *, finite: bool = True) -> float:
     """Convert a real number (int, float, numpy scalar; not str) to float; reject NaN/inf."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"argument '{name}': must be real number, not {type(value).__name__}")
-    v = float(value)
+    t = type(value)
+    if isinstance(value, (str, bytes)) or not (hasattr(t, "__float__") or hasattr(t, "__index__")):
+        raise TypeError(f"argument '{name}': must be real number, not {tp_name(value)}")
+    try:  # PyFloat_AsDouble: ``__float__`` (a 0-d ndarray converts; numpy words the rest)
+        v = float(value)
+    except TypeError as e:
+        raise TypeError(f"argument '{name}': {e}") from None
     if finite and not math.isfinite(v):
         raise ValueError(f"{name} must be finite, got {_fmt_nonfinite(v)}")
     return v

@@ -52,6 +52,8 @@ def _mix64(*parts: int) -> int:
     """
     h = 0
     for part in parts:
+        if not isinstance(part, int) and hasattr(part, "__index__"):
+            part = part.__index__()  # a numpy integer seed: Python ints, no uint64 overflow warning
         h = ((h ^ (part & _U64)) * _GOLDEN) & _U64
     for _round in range(2):
         h = ((h ^ (h >> 30)) * 0xBF58476D1CE4E5B9) & _U64
@@ -233,7 +235,7 @@ class Arena:
             raise ValueError("Arena v1 takes exactly two contestants")
         if sum(isinstance(c, External) for c in contestants) > 1:
             raise ValueError("Arena v1 supports at most one External contestant")
-        if n_slots < 1:
+        if n_slots < 1 or n_slots != n_slots:  # NaN too: 0.4.0 accepts n_slots=nan and its play() never returns
             raise ValueError("n_slots must be >= 1")
         if not (isfinite(batch_delay) and batch_delay >= 0.0):
             raise ValueError("batch_delay must be finite and >= 0")
@@ -245,6 +247,12 @@ class Arena:
                 raise ValueError(
                     "a searched contestant is (policy, infer, gamma) — gamma is the discount the model was trained with"
                 )
+        if start is not None and not callable(getattr(start, "generate", None)):
+            # 0.4.0 accepts any start and fails in play() with an AttributeError
+            raise TypeError(
+                "start must be an opening generator with generate(game, reward, seed) "
+                f"(e.g. reinfors.starts.RandomStartingMoves), or None; got {type(start).__name__}"
+            )
         self._game = game
         self._reward = reward
         self._contestants = list(contestants)

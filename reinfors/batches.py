@@ -42,8 +42,8 @@ class _Batch:
     def __len__(self) -> int:
         return len(self._POSITIONAL)
 
-    def __getitem__(self, i):
-        i = as_unsigned("idx", i)
+    def __getitem__(self, key, /):
+        i = as_unsigned("i", key)
         if i >= len(self._POSITIONAL):
             raise IndexError(f"{type(self).__name__} index out of range")
         return getattr(self, "_" + self._POSITIONAL[i])

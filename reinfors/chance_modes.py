@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._registry import registry
-from ._validate import as_unsigned
+from ._validate import as_unsigned, refuse_pickle
 
 __all__ = ["ChanceModeHandle", "AlwaysResample", "Committed", "ExpandAll", "make", "registered"]
 
@@ -60,3 +60,6 @@ _REGISTRY = {"always_resample": AlwaysResample, "committed": Committed, "expand_
 
 
 registered, make = registry("chance mode", _REGISTRY)
+
+# not picklable, as 0.4.0 (tests/reliability/test_no_pickle.py)
+ChanceModeHandle.__reduce_ex__ = refuse_pickle

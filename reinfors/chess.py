@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_unsigned
+from ._validate import as_unsigned, rust_debug
 
 __all__ = ["chess_uci_action", "chess_action_uci"]
 
@@ -121,7 +121,7 @@ def _position(fen):
         raise TypeError(f"argument 'fen': '{type(fen).__name__}' object cannot be converted to 'PyString'")
     pos = parse_fen(fen)
     if pos is None:
-        raise ValueError(f'invalid FEN: "{fen}"')
+        raise ValueError(f"invalid FEN: {rust_debug(fen)}")
     return pos
 
 
@@ -167,4 +167,4 @@ def chess_uci_action(uci, fen) -> int:
     for a in _legal(pos):
         if _uci_of(board, turn, a) == uci:
             return a
-    raise ValueError(f'"{uci}" is not a legal move in "{fen}"')
+    raise ValueError(f"{rust_debug(uci)} is not a legal move in {rust_debug(fen)}")

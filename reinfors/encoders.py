@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 
 from ._registry import registry
-from ._validate import as_unsigned
+from ._validate import as_unsigned, refuse_pickle
 
 __all__ = [
     "EncoderHandle", "Connect4", "GridWorld", "Snake", "KuhnPoker", "LeducPoker", "TexasHoldem",
@@ -244,3 +244,6 @@ _REGISTRY = {
 
 
 registered, make = registry("encoder", _REGISTRY)
+
+# not picklable, as 0.4.0 (tests/reliability/test_no_pickle.py)
+EncoderHandle.__reduce_ex__ = refuse_pickle

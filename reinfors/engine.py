@@ -35,7 +35,7 @@ from ._runtime.composition import (
 from ._runtime.notice import compile_notice
 from ._runtime.routes import PVValidator, QValidator, resolve_infer
 from ._runtime.runtime import Runtime
-from ._validate import as_bool, as_float, as_unsigned
+from ._validate import as_bool, as_float, as_unsigned, refuse_pickle
 from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
 from .games import GameHandle
 from .jit import engine_codes as C
@@ -120,7 +120,11 @@ def _learn_players_arg(value) -> list[int] | None:
             f"argument 'learn_players': '{type(value).__qualname__}' object cannot be converted to 'Sequence'"
         )
     out = []
-    for item in value:
+    try:
+        items = list(value)
+    except TypeError as e:  # e.g. a 0-d ndarray passes PySequence_Check but does not iterate
+        raise TypeError(f"argument 'learn_players': {e}") from None
+    for item in items:
         try:
             v = operator.index(item)
         except TypeError as e:
@@ -357,7 +361,7 @@ class Engine:
                 pad=self._pad,
                 weights=[self._weights_map[k] for k in d.reward_keys],
                 n_heads=pol.n_heads if pol.output == "q" else 1,
-                n_step=lp.get("n_step", 1),
+                n_step=min(lp.get("n_step", 1), 2**40),  # any n >= an episode is the same window; u64 fits no int64 cfg slot
                 epsilon=pol._params.get("epsilon", 0.0),
                 gamma=lp.get("gamma", 0.99),
                 lam=lp.get("lam", 0.95),
@@ -797,3 +801,6 @@ def _available_memory() -> int | None:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return None
+
+# not picklable, as 0.4.0 (tests/reliability/test_no_pickle.py)
+Engine.__reduce_ex__ = refuse_pickle

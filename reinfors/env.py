@@ -13,7 +13,7 @@ import struct
 import numpy as np
 
 from . import _canon
-from ._validate import as_unsigned
+from ._validate import as_unsigned, refuse_pickle
 from .games import GameHandle
 from .jit import rng as _rng
 from .jit.games._contract import DONE, RUNNING, TICKS
@@ -362,3 +362,7 @@ class Env:
 
     def __repr__(self) -> str:
         return f"Env({self._def.name!r}, ticks={self.ticks}, done={self.done()})"
+
+# not picklable, as 0.4.0 (tests/reliability/test_no_pickle.py)
+EnvSnapshot.__reduce_ex__ = refuse_pickle
+Env.__reduce_ex__ = refuse_pickle

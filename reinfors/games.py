@@ -19,6 +19,7 @@ import numpy as np
 
 from ._registry import registry
 from ._runtime.gamedef import GameDef
+from ._validate import refuse_pickle
 from .encoders import EncoderHandle
 from .spaces import Box, Discrete
 
@@ -343,3 +344,6 @@ def custom(
     if events is not None:
         ns.events = events
     return from_module(ns)
+
+# not picklable, as 0.4.0 (tests/reliability/test_no_pickle.py)
+GameHandle.__reduce_ex__ = refuse_pickle

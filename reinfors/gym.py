@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from .env import Env
+from .games import GameHandle
 from .rewards import Reward
 from .spaces import Box, Discrete
 
@@ -99,6 +100,8 @@ def _limit(max_episode_steps: Any, game: Any) -> int | None:
 
 
 def _check_supported(game: Any) -> None:
+    if not isinstance(game, GameHandle) and not hasattr(game, "name"):
+        Env(game)  # a non-game gets the Env's own TypeError, not an AttributeError from here
     if game.name in _WITHHELD:
         raise ValueError(
             f"{game.name} is not available through the standard-API adapters yet; "

@@ -8,7 +8,7 @@ and realised returns), ``TreeStrap`` → ``rf.TreeStrapBatch`` (search-backed ta
 from __future__ import annotations
 
 from ._registry import registry
-from ._validate import as_bool, as_unsigned, unit_interval
+from ._validate import as_bool, as_unsigned, refuse_pickle, unit_interval
 
 __all__ = ["LearnerHandle", "Dqn", "Ppo", "AlphaZero", "TreeStrap", "make", "registered"]
 
@@ -87,3 +87,6 @@ _REGISTRY = {"alphazero": AlphaZero, "dqn": Dqn, "ppo": Ppo, "treestrap": TreeSt
 
 
 registered, make = registry("learner", _REGISTRY)
+
+# not picklable, as 0.4.0 (tests/reliability/test_no_pickle.py)
+LearnerHandle.__reduce_ex__ = refuse_pickle

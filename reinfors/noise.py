@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from ._registry import registry
-from ._validate import as_float, unit_interval
+from ._validate import as_float, refuse_pickle, rust_debug, unit_interval
 
 __all__ = ["NoiseHandle", "Dirichlet", "make", "registered"]
 
@@ -38,7 +38,7 @@ class NoiseHandle:
         if not isinstance(scope, str):
             raise TypeError(f"argument 'scope': '{type(scope).__name__}' object cannot be converted to 'PyString'")
         if scope not in ("requester", "all"):
-            raise ValueError(f'unknown scope "{scope}"; expected "requester" or "all"')
+            raise ValueError(f'unknown scope {rust_debug(scope)}; expected "requester" or "all"')
         return NoiseHandle(eps, a, scope)
 
 
@@ -47,3 +47,6 @@ _REGISTRY = {"dirichlet": Dirichlet}
 
 
 registered, make = registry("noise", _REGISTRY)
+
+# not picklable, as 0.4.0 (tests/reliability/test_no_pickle.py)
+NoiseHandle.__reduce_ex__ = refuse_pickle

@@ -10,7 +10,7 @@ game, Engine-time ranges) happen when an ``Engine`` is built.  Model-free polici
 from __future__ import annotations
 
 from ._registry import registry
-from ._validate import _index, as_float, as_signed, as_unsigned, nonneg_finite, unit_interval
+from ._validate import _index, as_float, as_signed, as_unsigned, c_long_then_u32, nonneg_finite, refuse_pickle, rust_debug, unit_interval
 from .chance_modes import ChanceModeHandle
 from .noise import NoiseHandle
 
@@ -62,7 +62,7 @@ def _choice(label: str, value, options: tuple[str, ...], arg: str | None = None)
         raise TypeError(f"argument '{arg or label}': '{type(value).__name__}' object cannot be converted to 'PyString'")
     if value not in options:
         expected = " or ".join(f'"{o}"' for o in options)
-        raise ValueError(f'unknown {label} "{value}"; expected {expected}')
+        raise ValueError(f"unknown {label} {rust_debug(value)}; expected {expected}")
     return value
 
 
@@ -164,11 +164,11 @@ class PolicyHandle:
         params = {
             "num_simulations": as_unsigned("num_simulations", num_simulations),
             "c_puct": nonneg_finite("c_puct", c_puct),
-            "max_depth": as_unsigned("max_depth", max_depth),
+            "max_depth": as_signed("max_depth", max_depth, 32),
             "temperature": nonneg_finite("temperature", temperature),
             "temperature_drop": None
             if temperature_drop is None
-            else as_unsigned("temperature_drop", temperature_drop, 32),
+            else c_long_then_u32("temperature_drop", temperature_drop),
             "sequential_backup": _choice("sequential_backup", sequential_backup, ("auto", "maxn")),
         }
         _leaf_batch(params, leaf_batch, virtual_loss)
@@ -201,7 +201,7 @@ class PolicyHandle:
             "temperature": nonneg_finite("temperature", temperature),
             "temperature_drop": None
             if temperature_drop is None
-            else as_unsigned("temperature_drop", temperature_drop, 32),
+            else c_long_then_u32("temperature_drop", temperature_drop),
         }
         _leaf_batch(params, leaf_batch, virtual_loss)
         return PolicyHandle("mcts", params, _chance(chance, "always_resample"))
@@ -242,7 +242,7 @@ class PolicyHandle:
         params = {
             "expansion_budget": as_unsigned("expansion_budget", expansion_budget),
             "top_k": as_unsigned("top_k", top_k),
-            "max_depth": as_unsigned("max_depth", max_depth),
+            "max_depth": as_signed("max_depth", max_depth, 32),
             "beta": unit_interval("beta", beta),
             "n_heads": as_unsigned("n_heads", n_heads),
             "epsilon": unit_interval("epsilon", epsilon),
@@ -286,3 +286,6 @@ _REGISTRY = {
 
 
 registered, make = registry("policy", _REGISTRY)
+
+# not picklable, as 0.4.0 (tests/reliability/test_no_pickle.py)
+PolicyHandle.__reduce_ex__ = refuse_pickle

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import math
-import numbers
 
-import numpy as np
-
-from ._validate import fmt_nonfinite
+from ._validate import as_float, fmt_nonfinite, refuse_pickle
 
 __all__ = ["Reward"]
 
@@ -26,9 +23,7 @@ class Reward:
     def __init__(self, **weights: float) -> None:
         clean = {}
         for key, value in weights.items():
-            if isinstance(value, (str, bytes)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-                raise TypeError(f"argument 'weights': must be real number, not {type(value).__name__}")
-            v = float(value)
+            v = as_float("weights", value, finite=False)  # PyO3's f64 extraction (0-d arrays convert)
             if not math.isfinite(v):
                 raise ValueError(f'reward weight "{key}" must be finite, got {fmt_nonfinite(v)}')
             clean[key] = v
@@ -45,3 +40,6 @@ class Reward:
     def __repr__(self) -> str:
         inner = ", ".join(f"{k}={v!r}" for k, v in self._weights.items())
         return f"Reward({inner})"
+
+# not picklable, as 0.4.0 (tests/reliability/test_no_pickle.py)
+Reward.__reduce_ex__ = refuse_pickle

@@ -32,6 +32,7 @@ import numpy as np
 
 from . import _canon
 from ._runtime.runtime import Runtime
+from ._validate import refuse_pickle
 from .jit import engine_codes as C
 
 __all__ = ["EngineSnapshot", "snapshot_fingerprint"]
@@ -353,3 +354,6 @@ def capture(engine_config: dict, generation: int, policy_version, runtime) -> En
     rate = scalars.pop("rate")
     header = {"config": copy.deepcopy(engine_config), "fresh": False, "scalars": scalars, "rate": rate}
     return EngineSnapshot._make(fp, generation, policy_version, header, arrays)
+
+# not picklable, as 0.4.0 (tests/reliability/test_no_pickle.py)
+EngineSnapshot.__reduce_ex__ = refuse_pickle

@@ -97,7 +97,10 @@ def _sequence(name: str, value) -> list:
         raise TypeError(f"argument '{name}': Can't extract `str` to `Vec`")
     if not _is_sequence(value):
         raise TypeError(f"argument '{name}': '{type(value).__name__}' object cannot be converted to 'Sequence'")
-    return list(value)
+    try:
+        return list(value)
+    except TypeError as e:  # a 0-d ndarray passes PySequence_Check but does not iterate
+        raise TypeError(f"argument '{name}': {e}") from None
 
 
 def _envs_arg(envs) -> list:

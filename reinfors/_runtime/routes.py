@@ -8,8 +8,6 @@ float64 outputs of the same values.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 __all__ = ["resolve_infer", "QValidator", "PVValidator"]
@@ -19,9 +17,14 @@ def resolve_infer(infer, n_players: int) -> list:
     """``infer`` as a list of callables: one shared, or one per player."""
     if callable(infer):
         return [infer]
-    if isinstance(infer, (str, bytes)) or not isinstance(infer, Sequence):
+    from reinfors._runtime.choose import _is_sequence  # PyO3's Vec extraction: PySequence_Check, not str
+
+    if isinstance(infer, str) or not _is_sequence(infer):
         raise TypeError("infer must be a callable or a sequence of per-player callables")
-    fns = list(infer)
+    try:
+        fns = list(infer)
+    except TypeError:  # a 0-d ndarray passes PySequence_Check but does not iterate
+        raise TypeError("infer must be a callable or a sequence of per-player callables") from None
     for i, f in enumerate(fns):
         if not callable(f):
             raise TypeError(f"per-player infer element {i} is not callable")

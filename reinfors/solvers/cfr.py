@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from reinfors._runtime import codegen
-from reinfors._validate import as_unsigned
+from reinfors._validate import as_unsigned, rust_debug
 from reinfors.jit.solvers import best_response as _br
 from reinfors.jit.solvers import cfr as _cfr
 from reinfors.jit.solvers import gametree as _gt
@@ -363,7 +363,7 @@ class Cfr:
             raise TypeError(f"argument 'variant': '{type(variant).__name__}' object cannot be converted to 'PyString'")
         seed = as_unsigned("seed", seed)
         if variant not in _VARIANTS:
-            raise ValueError(f'unknown CFR variant "{variant}": expected "vanilla", "plus", or "external_mccfr"')
+            raise ValueError(f'unknown CFR variant {rust_debug(variant)}: expected "vanilla", "plus", or "external_mccfr"')
         gdef = game._def
         if gdef.simultaneous or not gdef.has_info_key:
             raise ValueError(f"this game is not compatible with CFR; see {_CATALOGUE}")

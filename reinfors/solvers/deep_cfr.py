@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from reinfors._runtime import codegen
-from reinfors._validate import as_unsigned
+from reinfors._validate import as_unsigned, tp_name
 from reinfors.batches import DeepCfrBatch
 from reinfors.jit.solvers import deep_cfr as _dc
 from reinfors.jit.solvers import gametree as _gt
@@ -91,7 +91,13 @@ def _kernels(gdef):
 def _callables(infer, n_players: int) -> list:
     if callable(infer):
         return [infer] * n_players
-    if isinstance(infer, (list, tuple)):
+    from reinfors._runtime.choose import _is_sequence
+
+    try:  # PyO3's Vec extraction: PySequence_Check (not str), then iteration (a 0-d ndarray fails)
+        infer = list(infer) if not isinstance(infer, str) and _is_sequence(infer) else None
+    except TypeError:
+        infer = None
+    if infer is not None:
         if len(infer) != n_players:
             raise ValueError(f"expected {n_players} per-player infer callables, got {len(infer)}")
         for i, f in enumerate(infer):
@@ -389,7 +395,7 @@ class DeepCfr:
         legal actions, normalised, are the policy (uniform when they sum to zero).
         """
         if not callable(policy_infer):
-            raise TypeError(f"'{type(policy_infer).__name__}' object is not callable")
+            raise TypeError(f"'{tp_name(policy_infer)}' object is not callable")
         tree, obs = self._tree_obs()
         n = tree.n_infosets
         out = policy_infer(obs.copy())
