@@ -262,7 +262,7 @@ _BOUNDSCHECK_DRIVER = r"""
 import sys
 sys.path.insert(0, sys.argv[1])
 from reinfors.jit import _compile
-assert _compile.BOUNDSCHECK, "REINFORS_BOUNDSCHECK was not read"
+assert _compile.BOUNDSCHECK and _compile.cache_dir().name.endswith("-boundscheck")
 from reliability.test_corruption import fuzz_env, fuzz_engine
 print(fuzz_env("kuhn_poker", 3000, seed=7))
 print(fuzz_env("connect4", 3000, seed=8))
@@ -286,3 +286,18 @@ def test_corruption_under_boundscheck(tmp_path):
     )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert res.stdout.strip().endswith("done")
+
+
+def test_boundscheck_builds_cache_apart():
+    """Regression: Numba's cache index ignores compile flags, so ``REINFORS_BOUNDSCHECK=1`` once
+    loaded the unchecked kernels cached by a normal run (the bounds-checked fuzz then checked
+    nothing).  Flagged builds now cache in a directory of their own."""
+    code = "from reinfors.jit import _compile; print(_compile.BOUNDSCHECK, _compile.cache_dir().name)"
+    root = str(Path(__file__).resolve().parents[2])
+    names = {}
+    for flag in ("", "1"):
+        env = dict(os.environ, REINFORS_BOUNDSCHECK=flag, PYTHONPATH=root)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        names[flag] = out.stdout.split()
+    assert names[""][0] == "False" and names["1"][0] == "True"
+    assert names["1"][1] == names[""][1] + "-boundscheck"
