@@ -332,3 +332,31 @@ def test_worker_threads_end_with_the_engine():
             break
         time.sleep(0.05)
     assert _threads() == base
+
+
+def test_reallocation_waits_for_a_busy_helper():
+    """Regression (an abort seen once under 8 threads): a helper counted busy may hold the old
+    address table, so growing the pools must wait for it and keep new helpers from reading the
+    table meanwhile (``Runtime._helpers_out``).  Before the fix ``_ensure_capacity`` freed the
+    arrays at once."""
+    e, good = engine("dqn", 8)
+    rt = e._rt
+    h = rt._helpers
+    with h.cv:
+        h.busy += 1  # a helper that read E and has not entered the kernel yet
+    grown = threading.Event()
+
+    def grow():
+        rt._ensure_capacity(5000)
+        grown.set()
+
+    t = threading.Thread(target=grow)
+    t.start()
+    try:
+        assert not grown.wait(0.3), "arrays were reallocated under a busy helper"
+    finally:
+        with h.cv:
+            h.busy -= 1
+    assert grown.wait(30)
+    t.join()
+    assert _n(e.collect(_past_carried(e), good)) >= 20
