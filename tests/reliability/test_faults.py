@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import reinfors as rf
-from engine.test_snapshot import C4_REWARD, FAMILIES, linear_pv, linear_q
+from engine.test_snapshot import C4_REWARD, FAMILIES
 
 # -- the faults ----------------------------------------------------------------------------------
 
@@ -72,6 +72,9 @@ def faults(good, search: bool) -> dict:
 
 # 0.4.0's outcome per fault (probed; see docs/original-0.4.0/faults.md).  None: no error.
 _ROWS = r"\d+"
+_Q_WANT = rf"\({_ROWS}, n_heads = 1, 7\)"
+_AZ_WANT = r"AlphaZero infer must return \(policy_logits \(\d+, >=7\), values \(\d+,\)\); "
+_ADV = r"expected \(\d+, 2\) — one row of 2 advantages per query"
 Q_EXPECT = {
     "raise_value": (ValueError, "boom"),
     "raise_runtime": (RuntimeError, "boom"),
@@ -83,9 +86,9 @@ Q_EXPECT = {
     "int": (TypeError, "infer output must be a float64 or float32 ndarray; got dtype int64"),
     "float64": None,
     "float32": None,
-    "rows": (ValueError, rf"infer returned shape \[{_ROWS}, 1, 7\] for {_ROWS} rows; expected \({_ROWS}, n_heads = 1, 7\)"),
+    "rows": (ValueError, rf"infer returned shape \[{_ROWS}, 1, 7\] for {_ROWS} rows; expected {_Q_WANT}"),
     "arity": (TypeError, "infer output must be a float64 or float32 ndarray; got type tuple"),
-    "narrow": (ValueError, rf"infer returned shape \[{_ROWS}, 1, 6\] for {_ROWS} rows; expected \({_ROWS}, n_heads = 1, 7\)"),
+    "narrow": (ValueError, rf"infer returned shape \[{_ROWS}, 1, 6\] for {_ROWS} rows; expected {_Q_WANT}"),
     "sleep": None,
 }
 AZ_EXPECT = {
@@ -101,10 +104,10 @@ AZ_EXPECT = {
         rf"got logits \[{_ROWS}, 7\] and values \({_ROWS},\)",
     ),
     "arity": (TypeError, "AlphaZero infer must return a (policy_logits, values) tuple; got ndarray"),
-    "narrow": (ValueError, r"AlphaZero infer must return \(policy_logits \(\d+, >=7\), values \(\d+,\)\); got logits \[\d+, 6\] and values \(\d+,\)"),
+    "narrow": (ValueError, _AZ_WANT + r"got logits \[\d+, 6\] and values \(\d+,\)"),
 }
 FAULTS = sorted(Q_EXPECT)
-_PLAIN = {"none", "list", "nan", "inf", "int", "arity", "raise_value", "raise_runtime", "kbint", "float64", "float32", "sleep"}
+_PLAIN = set(FAULTS) - {"rows", "narrow"}
 
 
 def _threads() -> int:
@@ -244,10 +247,10 @@ DEEPCFR_EXPECT = {
     "list": (TypeError, "infer output must be a float64 or float32 ndarray; got type list"),
     "nan": (ValueError, "Deep CFR infer outputs must contain only finite values"),
     "int": (TypeError, "infer output must be a float64 or float32 ndarray; got dtype int64"),
-    "rows": (ValueError, r"infer returned shape \[\d+, 2\] for \d+ rows; expected \(\d+, 2\) — one row of 2 advantages per query"),
+    "rows": (ValueError, r"infer returned shape \[\d+, 2\] for \d+ rows; " + _ADV),
     "tuple": (TypeError, "infer output must be a float64 or float32 ndarray; got type tuple"),
     "float64": None,
-    "wide": (ValueError, r"infer returned shape \[\d+, 3\] for \d+ rows; expected \(\d+, 2\) — one row of 2 advantages per query"),
+    "wide": (ValueError, r"infer returned shape \[\d+, 3\] for \d+ rows; " + _ADV),
 }
 
 
