@@ -29,6 +29,7 @@ Python-level work is per fire (callback, validation, one routing call), never pe
 from __future__ import annotations
 
 import atexit
+import contextlib
 import math
 import sys
 import threading
@@ -91,10 +92,14 @@ class _Helpers:
                     return
                 seen = self.generation
                 self.busy += 1
+                # The address table is read under the lock: the scheduler replaces arrays only
+                # while holding it with no helper busy (Runtime._helpers_out), so a helper never
+                # enters the kernel with a table whose arrays were freed.
+                E = self.rt.E
             try:
                 # Keep advancing slots without returning to Python per batch (the scheduler polls
                 # for full arenas itself); spin a while on an empty ring before sleeping.
-                self.rt.k.work(self.rt.E, False, 200_000)
+                self.rt.k.work(E, False, 200_000)
             finally:
                 with self.cv:
                     self.busy -= 1
@@ -411,8 +416,9 @@ class Runtime:
     def set_routes(self, n_routes: int) -> None:
         """Switch between one shared route and one route per player (between windows only)."""
         if n_routes != self.n_routes:
-            self._size_routes(n_routes)
-            self._alloc_routes()
+            with self._helpers_out():
+                self._size_routes(n_routes)
+                self._alloc_routes()
 
     # -- state plumbing --------------------------------------------------------------------------
 
@@ -461,10 +467,31 @@ class Runtime:
         b[idx] = a
         self._arrays[name] = b
 
+    @contextlib.contextmanager
+    def _helpers_out(self):
+        """Reallocation barrier: raise C_STOP, wait until no helper is inside the kernel and
+        hold the helpers' lock, so none can read the address table until the body (which frees
+        arrays and rebuilds ``E``) is done.  Without it a helper woken late could read the old
+        table, lose the GIL before entering the kernel, and run there on freed arrays once the
+        next fire cleared C_STOP (heap corruption, seen as an abort under 8 threads)."""
+        h = self._helpers
+        if h is None:
+            yield
+            return
+        self.ctl[C.C_STOP] = 1
+        with h.cv:
+            while h.busy:
+                h.cv.wait(0.0005)
+            yield
+
     def _ensure_capacity(self, levels_ahead: int) -> None:
         """Grow the record pool, episode log and PPO segments for ``levels_ahead`` more levels.
 
         Only called while no worker runs (every slot parked or not yet started)."""
+        with self._helpers_out():
+            self._ensure_capacity_locked(levels_ahead)
+
+    def _ensure_capacity_locked(self, levels_ahead: int) -> None:
         G = self.G
         need = int(self.ctl[C.C_REC]) + G * self.rec_per_level * (levels_ahead + 2)
         dqn = self.learner_kind == C.LEARNER_DQN
@@ -834,6 +861,10 @@ class Runtime:
     def _split_pool(self, hand: np.ndarray) -> dict[str, np.ndarray]:
         """Move the records selected by ``hand`` (a mask over the pool) out, in (level, slot,
         sequence) order, keeping the others in pool order."""
+        with self._helpers_out():
+            return self._split_pool_locked(hand)
+
+    def _split_pool_locked(self, hand: np.ndarray) -> dict[str, np.ndarray]:
         a = self._arrays
         n = int(self.ctl[C.C_REC])
         meta = a["r_meta"]
@@ -1035,7 +1066,10 @@ class Runtime:
     def load_state(self, arrays: dict, scalars: dict) -> None:
         """Adopt a state that passed :meth:`check_state`: copy the arrays in, set the ctl words
         and window counters, keep this runtime's route geometry.  Only between windows."""
-        self._quiesce_helpers()
+        with self._helpers_out():
+            self._load_state_locked(arrays, scalars)
+
+    def _load_state_locked(self, arrays: dict, scalars: dict) -> None:
         for name in self.SNAPSHOT_ARRAYS:
             self._arrays[name] = np.array(arrays[name], dtype=self._arrays[name].dtype, order="C", copy=True)
         for k, i in self.SNAPSHOT_CTL.items():

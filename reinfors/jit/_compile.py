@@ -97,6 +97,10 @@ def _user_cache_base() -> Path:
 
 def _choose_cache_dir() -> Path:
     key = f"v{_PKG_VERSION}-py{sys.version_info[0]}{sys.version_info[1]}-nb{numba.__version__}-{source_digest()}"
+    # Numba's cache index keys on signature, target and bytecode, not on compile flags: kernels
+    # built with bounds checks or fastmath get directories of their own, or a cached build of
+    # the other flavour would be loaded silently.
+    key += "".join(f"-{tag}" for tag, on in (("boundscheck", BOUNDSCHECK), ("fastmath", FASTMATH)) if on)
     explicit = os.environ.get("REINFORS_CACHE_DIR")
     candidates = []
     if explicit:
