@@ -297,7 +297,7 @@ class Env:
             action = parsed[agent]
             self._k.legal_mask(d.params, self._state, agent, self._mask)
             if action >= d.n_actions or not self._mask[action]:
-                legal = [int(i) for i in np.flatnonzero(self._mask)]
+                legal = self.legal_actions(agent)  # in the game's own order, as 0.4.0 lists them
                 raise ValueError(f"action {action} is illegal for agent {agent} (legal: {legal})")
             self._actions[agent] = action
         self._k.apply_step(d.params, self._state, self._actions, self._amounts, self._rng, self._probs)

@@ -220,3 +220,14 @@ def test_alphazero_engine_collects_on_chess():
     assert set(np.unique(b.value_targets).tolist()) <= {-1.0, 0.0, 1.0}
     first = b.legal_ids[b.legal_offsets[0] : b.legal_offsets[1]]
     assert len(first) == 20  # the opening position
+
+
+def test_illegal_action_message_lists_moves_in_the_games_order():
+    """0.4.0 lists the legal moves of an illegal-action error in its generation order (pawns
+    first, as ``legal_actions``), not by id (found by the slow hostile-input sweep)."""
+    env = rf.Env(rf.games.Chess(), rf.Reward(), seed=0)
+    legal = env.legal_actions(0)
+    assert legal != sorted(legal)
+    with pytest.raises(ValueError, match=r"legal: \[(\d+, )+\d+\]") as e:
+        env.step({0: 0})
+    assert str(e.value) == f"action 0 is illegal for agent 0 (legal: {legal})"
