@@ -10,6 +10,7 @@ exceptions whichever build they run.
 
 from __future__ import annotations
 
+import ctypes
 import math
 import operator
 
@@ -132,3 +133,33 @@ def nonneg_finite(name: str, value) -> float:
 
 def fmt_nonfinite(v: float) -> str:
     return _fmt_nonfinite(v)
+
+
+def _is_sequence(value) -> bool:
+    """``PySequence_Check``: what PyO3 requires before extracting a ``Vec``."""
+    check = ctypes.pythonapi.PySequence_Check
+    check.argtypes, check.restype = [ctypes.py_object], ctypes.c_int
+    return bool(check(value))
+
+
+def sequence_or_none(value) -> list | None:
+    """``value`` as a list the way PyO3's ``Vec<_>`` extraction accepts it (any ``PySequence_Check``
+    object but ``str`` that iterates), else None (a 0-d ndarray passes the check but does not iterate)."""
+    if isinstance(value, str) or not _is_sequence(value):
+        return None
+    try:
+        return list(value)
+    except TypeError:
+        return None
+
+
+def as_sequence(name: str, value) -> list:
+    """``value`` as PyO3's ``Vec<_>`` extraction sees it, with its messages naming ``name``."""
+    if isinstance(value, str):
+        raise TypeError(f"argument '{name}': Can't extract `str` to `Vec`")
+    if not _is_sequence(value):
+        raise TypeError(f"argument '{name}': '{type(value).__name__}' object cannot be converted to 'Sequence'")
+    try:
+        return list(value)
+    except TypeError as e:  # a 0-d ndarray passes PySequence_Check but does not iterate
+        raise TypeError(f"argument '{name}': {e}") from None

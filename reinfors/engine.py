@@ -35,7 +35,7 @@ from ._runtime.composition import (
 from ._runtime.notice import compile_notice
 from ._runtime.routes import PVValidator, QValidator, resolve_infer
 from ._runtime.runtime import Runtime
-from ._validate import as_bool, as_float, as_unsigned, refuse_pickle
+from ._validate import as_bool, as_float, as_sequence, as_unsigned, refuse_pickle
 from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
 from .games import GameHandle
 from .jit import engine_codes as C
@@ -108,23 +108,10 @@ def _learn_players_arg(value) -> list[int] | None:
     """
     if value is None:
         return None
-    if isinstance(value, str):
-        raise TypeError("argument 'learn_players': Can't extract `str` to `Vec`")
-    import ctypes
     import operator
 
-    check = ctypes.pythonapi.PySequence_Check
-    check.argtypes, check.restype = [ctypes.py_object], ctypes.c_int
-    if not check(value):
-        raise TypeError(
-            f"argument 'learn_players': '{type(value).__qualname__}' object cannot be converted to 'Sequence'"
-        )
     out = []
-    try:
-        items = list(value)
-    except TypeError as e:  # e.g. a 0-d ndarray passes PySequence_Check but does not iterate
-        raise TypeError(f"argument 'learn_players': {e}") from None
-    for item in items:
+    for item in as_sequence("learn_players", value):
         try:
             v = operator.index(item)
         except TypeError as e:

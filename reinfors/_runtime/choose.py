@@ -29,11 +29,12 @@ env's state, plies[k]) and the callback; Minimax on a chance-free game uses no r
 from __future__ import annotations
 
 import collections
-import ctypes
 import json
 import threading
 
 import numpy as np
+
+from reinfors._validate import as_sequence
 
 from reinfors.jit import dedupe as _dedupe
 from reinfors.jit import engine_codes as C
@@ -85,28 +86,10 @@ def _next_u64(state: np.ndarray) -> np.ndarray:
 # -- argument conversion (PyO3's messages) ---------------------------------------------------------
 
 
-def _is_sequence(value) -> bool:
-    check = ctypes.pythonapi.PySequence_Check
-    check.argtypes, check.restype = [ctypes.py_object], ctypes.c_int
-    return bool(check(value))
-
-
-def _sequence(name: str, value) -> list:
-    """``value`` as PyO3's ``Vec<_>`` extraction sees it: any ``PySequence_Check`` object but str."""
-    if isinstance(value, str):
-        raise TypeError(f"argument '{name}': Can't extract `str` to `Vec`")
-    if not _is_sequence(value):
-        raise TypeError(f"argument '{name}': '{type(value).__name__}' object cannot be converted to 'Sequence'")
-    try:
-        return list(value)
-    except TypeError as e:  # a 0-d ndarray passes PySequence_Check but does not iterate
-        raise TypeError(f"argument '{name}': {e}") from None
-
-
 def _envs_arg(envs) -> list:
     from reinfors.env import Env
 
-    out = _sequence("envs", envs)
+    out = as_sequence("envs", envs)
     for e in out:
         if not isinstance(e, Env):
             raise TypeError(f"argument 'envs': '{type(e).__name__}' object cannot be converted to 'Env'")
@@ -132,7 +115,7 @@ def _validate(policy, envs, infer, seed, plies, gamma):
     envs = _envs_arg(envs)
     seed = as_unsigned("seed", seed)
     if plies is not None:
-        plies = [as_unsigned("plies", p) for p in _sequence("plies", plies)]
+        plies = [as_unsigned("plies", p) for p in as_sequence("plies", plies)]
     gamma = as_float("gamma", gamma, finite=False)
     if not envs:
         raise ValueError("choose needs at least one env")

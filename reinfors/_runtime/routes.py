@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from reinfors._validate import sequence_or_none
+
 __all__ = ["resolve_infer", "QValidator", "PVValidator"]
 
 
@@ -17,14 +19,9 @@ def resolve_infer(infer, n_players: int) -> list:
     """``infer`` as a list of callables: one shared, or one per player."""
     if callable(infer):
         return [infer]
-    from reinfors._runtime.choose import _is_sequence  # PyO3's Vec extraction: PySequence_Check, not str
-
-    if isinstance(infer, str) or not _is_sequence(infer):
+    fns = sequence_or_none(infer)  # PyO3's Vec extraction
+    if fns is None:
         raise TypeError("infer must be a callable or a sequence of per-player callables")
-    try:
-        fns = list(infer)
-    except TypeError:  # a 0-d ndarray passes PySequence_Check but does not iterate
-        raise TypeError("infer must be a callable or a sequence of per-player callables") from None
     for i, f in enumerate(fns):
         if not callable(f):
             raise TypeError(f"per-player infer element {i} is not callable")

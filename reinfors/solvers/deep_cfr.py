@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from reinfors._runtime import codegen
-from reinfors._validate import as_unsigned, tp_name
+from reinfors._validate import as_unsigned, sequence_or_none, tp_name
 from reinfors.batches import DeepCfrBatch
 from reinfors.jit.solvers import deep_cfr as _dc
 from reinfors.jit.solvers import gametree as _gt
@@ -91,12 +91,7 @@ def _kernels(gdef):
 def _callables(infer, n_players: int) -> list:
     if callable(infer):
         return [infer] * n_players
-    from reinfors._runtime.choose import _is_sequence
-
-    try:  # PyO3's Vec extraction: PySequence_Check (not str), then iteration (a 0-d ndarray fails)
-        infer = list(infer) if not isinstance(infer, str) and _is_sequence(infer) else None
-    except TypeError:
-        infer = None
+    infer = sequence_or_none(infer)  # PyO3's Vec extraction
     if infer is not None:
         if len(infer) != n_players:
             raise ValueError(f"expected {n_players} per-player infer callables, got {len(infer)}")

@@ -49,6 +49,19 @@ _ENV_PREFIXES = ("invalid EnvSnapshot: ", "invalid snapshot state: ", "snapshot 
 _WORDS = [0, 1, -1, 2, 3, 7, 63, 64, 255, 2**31 - 1, 2**31, -(2**31), 2**32, 2**62, 2**63 - 1, -(2**63)]
 
 
+
+def _duplicate_region(rng, b: bytearray, k: int, d_end: int) -> bytearray:
+    """Copy ``k`` bytes from a random offset of ``b`` to a random offset below ``d_end``: written
+    over the bytes there (length kept) or inserted."""
+    s, d = rng.randrange(len(b)), rng.randrange(d_end)
+    chunk = bytes(b[s : s + k])
+    if rng.random() < 0.5:
+        n = len(b)
+        b[d : d + len(chunk)] = chunk
+        return b[:n]
+    b[d:d] = chunk
+    return b
+
 def _random_play(env: rf.Env, rng: random.Random, steps: int) -> None:
     """A few safe steps: every agent's observation, each active agent's legal actions, a random
     legal joint action (a reset at the end of an episode)."""
@@ -112,14 +125,7 @@ def env_mutations(a: bytes, other: bytes, n: int, seed: int):
         elif kind == 4:  # splice two blobs at independent cut points
             b = bytearray(a[: rng.randrange(len(a) + 1)] + other[rng.randrange(len(other) + 1) :])
         elif kind == 5:  # a duplicated region: overwritten in place or inserted
-            k = rng.randint(1, 32)
-            s, d = rng.randrange(len(b)), rng.randrange(len(b))
-            chunk = bytes(b[s : s + k])
-            if rng.random() < 0.5:
-                b[d : d + len(chunk)] = chunk
-                b = b[: len(a)]
-            else:
-                b[d:d] = chunk
+            b = _duplicate_region(rng, b, rng.randint(1, 32), len(b))
         elif kind == 6:  # header-field forgeries
             field = rng.choice([(5, "<I"), (_RNG, "<Q"), (_DONE, "<B"), (_TICKS, "<Q"), (_PLEN, "<I"), (4, "<B")])
             lim = 2 ** (8 * struct.calcsize(field[1]))
@@ -190,15 +196,8 @@ def engine_mutations(blob: bytes, other: bytes, n: int, seed: int):
                 cut = rng.randrange(len(body) + 1)
                 yield reseal(head, body[:cut] + obody[cut + rng.randint(-8, 8) :])
             continue
-        bb = bytearray(body)  # a duplicated region, digest recomputed
-        k = rng.choice([1, 2, 4, 8, 16, 64, 256])
-        s, d = rng.randrange(len(bb)), rng.randrange(min(len(bb), 8192))
-        chunk = bytes(bb[s : s + k])
-        if rng.random() < 0.5:
-            bb[d : d + len(chunk)] = chunk
-            bb = bb[: len(body)]
-        else:
-            bb[d:d] = chunk
+        # a duplicated region, digest recomputed
+        bb = _duplicate_region(rng, bytearray(body), rng.choice([1, 2, 4, 8, 16, 64, 256]), min(len(body), 8192))
         yield reseal(head, bytes(bb))
 
 
