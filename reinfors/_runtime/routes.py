@@ -1,9 +1,10 @@
 """Routes: inference destinations, callback invocation and output validation (contract §11b).
 
 A route is one callback: the shared ``infer`` or, for a sequence of per-player callables, one per
-player.  Validation happens once per fire on whole arrays (never per row); float32 outputs widen
-exactly to float64 (``astype`` of float32 values is exact), so batches are bit-identical to
-float64 outputs of the same values.
+player.  Validation happens once per fire on whole arrays (never per row); the outputs are
+widened to float64 and checked for finiteness in one kernel pass (``reinfors/jit/outputs.py``)
+into a prediction buffer each validator keeps between fires.  float32 outputs widen exactly, so
+batches are bit-identical to float64 outputs of the same values.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from reinfors._validate import sequence_or_none
+from reinfors.jit import outputs as _outputs
 
 __all__ = ["resolve_infer", "QValidator", "PVValidator"]
 
@@ -37,16 +39,19 @@ def _dtype_check(x, what: str):
         raise TypeError(f"{what} must be a float64 or float32 ndarray; got dtype {x.dtype}")
 
 
-def _finite(x, what: str):
-    # Fast path: a finite sum proves every element finite (any inf / nan makes the sum inf /
-    # nan), with one reduction and no temporary; a non-finite sum (which a finite overflow can
-    # also give) falls back to the elementwise test, so the outcome is the elementwise one.
-    with np.errstate(over="ignore", invalid="ignore"):
-        total = np.add.reduce(x, axis=None)
-    if np.isfinite(total):
-        return
-    if not np.isfinite(x).all():
-        raise ValueError(f"{what} outputs must contain only finite values")
+class _Rows:
+    """A float64 ``[rows, width]`` prediction buffer kept between fires (grown by doubling).
+    The rows it returns are valid until the next call: the engine copies them into its slots'
+    prediction rows at once (``finish_fire``)."""
+
+    def __init__(self, width: int):
+        self.width = width
+        self.buf = np.empty((0, width), np.float64)
+
+    def take(self, rows: int) -> np.ndarray:
+        if self.buf.shape[0] < rows:
+            self.buf = np.empty((max(rows, 2 * self.buf.shape[0]), self.width), np.float64)
+        return self.buf[:rows]
 
 
 class QValidator:
@@ -55,6 +60,7 @@ class QValidator:
     def __init__(self, n_heads: int, n_actions: int):
         self.n_heads, self.n_actions = n_heads, n_actions
         self.width = n_heads * n_actions
+        self._rows = _Rows(self.width)
 
     def __call__(self, out, rows: int) -> np.ndarray:
         _dtype_check(out, "infer output")
@@ -65,8 +71,10 @@ class QValidator:
                 f"infer returned shape {list(out.shape)} for {rows} rows; "
                 f"expected ({rows}, n_heads = {self.n_heads}, {self.n_actions})"
             )
-        _finite(out, "infer")
-        return np.ascontiguousarray(out, dtype=np.float64).reshape(rows, self.width)
+        pred = self._rows.take(rows)
+        if not _outputs.widen_rows(out.reshape(rows, self.width), self.width, pred, 0):
+            raise ValueError("infer outputs must contain only finite values")
+        return pred
 
 
 class PVValidator:
@@ -76,6 +84,7 @@ class PVValidator:
         self.n_actions = n_actions
         self.label = label  # "AlphaZero" / "Ppo"
         self.width = n_actions + 1
+        self._rows = _Rows(self.width)
 
     def __call__(self, out, rows: int) -> np.ndarray:
         label = self.label
@@ -97,8 +106,10 @@ class PVValidator:
                 f"{label} infer must return (policy_logits ({rows}, >={self.n_actions}), values ({rows},)); "
                 f"got logits {list(logits.shape)} and values {tuple(values.shape)}"
             )
-        pred = np.empty((rows, self.width), np.float64)
-        pred[:, : self.n_actions] = logits[:, : self.n_actions]
-        pred[:, self.n_actions] = values
-        _finite(pred, f"{label} infer")
+        pred = self._rows.take(rows)
+        A = self.n_actions
+        finite = _outputs.widen_rows(logits, A, pred, 0)
+        finite = _outputs.widen_rows(values.reshape(rows, 1), 1, pred, A) and finite
+        if not finite:
+            raise ValueError(f"{label} infer outputs must contain only finite values")
         return pred

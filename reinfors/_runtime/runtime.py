@@ -877,16 +877,23 @@ class Runtime:
         out_idx = np.flatnonzero(hand)
         keep = np.flatnonzero(~hand)
         order = np.lexsort((meta[out_idx, C.RM_SEQ], meta[out_idx, C.RM_SLOT], meta[out_idx, C.RM_LEVEL]))
-        perm = np.concatenate((out_idx[order], keep))
         m, k = len(out_idx), len(keep)
+        # Whichever side is smaller moves: mostly delivered records (a large collect) leave as the
+        # pool's own arrays and the kept ones move to fresh arrays; mostly kept records (long
+        # open trajectories: chess games of hundreds of plies) stay in place and the delivered
+        # ones are copied out.  Either way at most half the pool is copied, never all of it.
+        keep_in_place = m <= k
+        perm = np.concatenate((keep, out_idx[order]) if keep_in_place else (out_idx[order], keep))
         del order, out_idx
         seen = np.zeros(n, np.uint8)
         for name in self.POOL_ARRAYS:
             if a[name].shape[0] and a[name].shape[1]:
                 _records.permute_rows(a[name], perm, n, seen)
-        # Open trajectories reference only kept records: old index -> new index in the fresh pool.
+        # Open trajectories reference only kept records: old index -> new index in the kept pool.
         inv = np.empty(n, np.int64)
-        inv[perm] = np.arange(n, dtype=np.int64) - m
+        inv[perm] = np.arange(n, dtype=np.int64) - (0 if keep_in_place else m)
+        if keep_in_place:
+            inv[perm[k:]] = -1
         ti, tc = a["traj_idx"], a["traj_cnt"]
         live = np.arange(ti.shape[2])[None, None, :] < tc[:, :, None]
         ti[live] = np.maximum(inv[ti[live]], -1)
@@ -898,12 +905,17 @@ class Runtime:
             if old.shape[0] == 0:  # DQN-only arrays of another learner
                 out[name] = old
                 continue
+            if keep_in_place:
+                out[name] = old[k : k + m].copy()
+                old[k : k + m] = 0  # rows past the pool's count read as fresh (zeroed) rows
+                continue
             fresh = np.zeros((cap,) + old.shape[1:], old.dtype)
             fresh[:k] = old[m : m + k]
             a[name] = fresh
             out[name] = _shrink_rows(old, m)
         self.ctl[C.C_REC] = k
-        self.ctl[C.C_REC_CAP] = cap
+        if not keep_in_place:
+            self.ctl[C.C_REC_CAP] = cap
         self.ctl[C.C_EMITTED] = int(np.count_nonzero(a["r_meta"][:k, C.RM_LEVEL] >= 0))
         self._build_E()
         return out
