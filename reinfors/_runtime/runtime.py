@@ -881,7 +881,9 @@ class Runtime:
         # Whichever side is smaller moves: mostly delivered records (a large collect) leave as the
         # pool's own arrays and the kept ones move to fresh arrays; mostly kept records (long
         # open trajectories: chess games of hundreds of plies) stay in place and the delivered
-        # ones are copied out.  Either way at most half the pool is copied, never all of it.
+        # ones are copied out.  Either way at most half the pool is copied, never all of it.  A
+        # pool kept in place keeps its capacity: at most 4x its records (it grows by doubling and
+        # holds at least as many records as it delivered); snapshots carry its records only.
         keep_in_place = m <= k
         perm = np.concatenate((keep, out_idx[order]) if keep_in_place else (out_idx[order], keep))
         del order, out_idx
@@ -942,7 +944,15 @@ class Runtime:
         """``(arrays, scalars)``: copies of the :attr:`SNAPSHOT_ARRAYS`, and the ctl words of
         :attr:`SNAPSHOT_CTL` plus the window counters (``rate``, ``levels_done``,
         ``records_done``).  Only between windows (no worker inside a kernel)."""
-        arrays = {n: self._arrays[n].copy() for n in self.SNAPSHOT_ARRAYS if not n.startswith("c_")}
+        # Of the record pool only its records (at least 64 rows, as a window's split leaves a
+        # fresh pool): a pool kept in place by _split_pool has spare capacity, which a snapshot
+        # need not carry.  The arrays keep SNAPSHOT_ARRAYS' order (the blob's layout).
+        rows = max(int(self.ctl[C.C_REC]), 64)
+        arrays = {
+            n: (self._arrays[n][:rows] if n in self.POOL_ARRAYS else self._arrays[n]).copy()
+            for n in self.SNAPSHOT_ARRAYS
+            if not n.startswith("c_")
+        }
         scalars = {k: int(self.ctl[i]) for k, i in self.SNAPSHOT_CTL.items()}
         scalars.update(rate=float(self.rate), levels_done=int(self.levels_done), records_done=int(self.records_done))
         return arrays, scalars
