@@ -135,22 +135,13 @@ def fmt_nonfinite(v: float) -> str:
     return _fmt_nonfinite(v)
 
 
+_PySequence_Check = ctypes.pythonapi.PySequence_Check
+_PySequence_Check.argtypes, _PySequence_Check.restype = [ctypes.py_object], ctypes.c_int
+
+
 def _is_sequence(value) -> bool:
     """``PySequence_Check``: what PyO3 requires before extracting a ``Vec``."""
-    check = ctypes.pythonapi.PySequence_Check
-    check.argtypes, check.restype = [ctypes.py_object], ctypes.c_int
-    return bool(check(value))
-
-
-def sequence_or_none(value) -> list | None:
-    """``value`` as a list the way PyO3's ``Vec<_>`` extraction accepts it (any ``PySequence_Check``
-    object but ``str`` that iterates), else None (a 0-d ndarray passes the check but does not iterate)."""
-    if isinstance(value, str) or not _is_sequence(value):
-        return None
-    try:
-        return list(value)
-    except TypeError:
-        return None
+    return bool(_PySequence_Check(value))
 
 
 def as_sequence(name: str, value) -> list:
@@ -163,3 +154,12 @@ def as_sequence(name: str, value) -> list:
         return list(value)
     except TypeError as e:  # a 0-d ndarray passes PySequence_Check but does not iterate
         raise TypeError(f"argument '{name}': {e}") from None
+
+
+def sequence_or_none(value) -> list | None:
+    """``value`` as a list where :func:`as_sequence` accepts it, else None (for callers with a
+    message of their own)."""
+    try:
+        return as_sequence("", value)
+    except TypeError:
+        return None

@@ -78,7 +78,7 @@ def _nim():
 
 
 # (estimated cold CPU seconds, name, job): the modules with three or more user files in the
-# default tier (a census of the suite), heaviest first.
+# default tier (a census of the suite); share() balances them by the estimates.
 JOBS = [
     (120, "connect4 tree", _search(G.Connect4, lambda: P.AlphaZero(num_simulations=4), L.AlphaZero, "pv")),
     (110, "connect4 selexp", _search(G.Connect4, lambda: P.SelectiveExpectimax(expansion_budget=4), L.TreeStrap, "q")),

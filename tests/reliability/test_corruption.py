@@ -49,7 +49,6 @@ _ENV_PREFIXES = ("invalid EnvSnapshot: ", "invalid snapshot state: ", "snapshot 
 _WORDS = [0, 1, -1, 2, 3, 7, 63, 64, 255, 2**31 - 1, 2**31, -(2**31), 2**32, 2**62, 2**63 - 1, -(2**63)]
 
 
-
 def _duplicate_region(rng, b: bytearray, k: int, d_end: int) -> bytearray:
     """Copy ``k`` bytes from a random offset of ``b`` to a random offset below ``d_end``: written
     over the bytes there (length kept) or inserted."""
@@ -61,6 +60,7 @@ def _duplicate_region(rng, b: bytearray, k: int, d_end: int) -> bytearray:
         return b[:n]
     b[d:d] = chunk
     return b
+
 
 def _random_play(env: rf.Env, rng: random.Random, steps: int) -> None:
     """A few safe steps: every agent's observation, each active agent's legal actions, a random
