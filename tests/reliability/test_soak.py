@@ -144,7 +144,7 @@ def test_soak():
         with open(os.environ["REINFORS_SOAK_REPORT"], "w") as f:
             json.dump(report, f, indent=1)
     assert all(s["records"] > 0 for s in stats.values())
-    assert all(v > 0 for v in ops.values()) or seconds < 60
+    assert all(v > 0 for v in ops.values()) or cycle < 100, ops  # every kind of operation ran (seeded draws)
     assert slope < 4.0, f"RSS grows {slope:.2f} MB/min after warm-up"
     assert warm[-1][1] - warm[0][1] < 64, "RSS grew more than 64 MB after warm-up"
     if threads_start is not None:
