@@ -132,7 +132,6 @@ def _legal(pos) -> list[int]:
     ids = np.zeros(256, np.int64)
     b = board.copy()
     n = mg.generate(b, turn, castle, ep, ids, None, False)
-    mg.sort_ids(b, turn, ep, ids, n)
     return [int(a) for a in ids[:n]]
 
 

@@ -529,10 +529,21 @@ class Engine:
         r = self._rt.take_records()
         m = len(r["r_meta"])
         meta, f = r.pop("r_meta"), r.pop("r_f")
-        legal_ids, legal_off = _records.legal_csr(r.pop("r_legal"), m)
+        d = self._game._def
+        players = meta[:, C.RM_PLAYER].copy()
+        # Action-indexed fields are in the encoder's head frame (the records hold game actions).
+        perm = d.head_table()
+        legal_ids, legal_off = _records.legal_csr(r.pop("r_legal"), m, d.legal_ranks)
+        actions = meta[:, C.RM_ACTION].copy()
+        if perm is not None:
+            _records.map_ids(legal_ids, legal_off, players, perm)
+            if self._learner.name in ("alphazero", "treestrap"):
+                _records.map_columns(r["r_tgt"], players, perm)
+            else:
+                actions = perm[players, actions]
         common = dict(
             obs=r["r_obs"],
-            players=meta[:, C.RM_PLAYER].copy(),
+            players=players,
             weights_generations=meta[:, C.RM_GEN].copy(),
             legal_ids=legal_ids,
             legal_offsets=legal_off,
@@ -556,9 +567,11 @@ class Engine:
             )
         if self._learner.name == "dqn":
             flags = meta[:, C.RM_FLAGS]
-            next_ids, next_off = _records.legal_csr(r["r_next_legal"], m)
+            next_ids, next_off = _records.legal_csr(r["r_next_legal"], m, d.legal_ranks)
+            if perm is not None:
+                _records.map_ids(next_ids, next_off, players, perm)
             return DqnBatch(
-                actions=meta[:, C.RM_ACTION].copy(),
+                actions=actions,
                 rewards=f[:, C.RF_REWARD].copy(),
                 next_obs=r["r_next_obs"],
                 dones=(flags & 1).astype(bool),
@@ -570,7 +583,7 @@ class Engine:
                 **common,
             )
         return PpoBatch(
-            actions=meta[:, C.RM_ACTION].copy(),
+            actions=actions,
             behavior_log_probs=f[:, C.RF_LOGP].copy(),
             advantages=f[:, C.RF_ADV].copy(),
             returns=f[:, C.RF_RET].copy(),

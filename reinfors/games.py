@@ -187,7 +187,9 @@ def _builtin(name: str, encoder, **kwargs) -> GameHandle:
     params = module.make_params(**kwargs)
     enc = _encoder_for(name, module, encoder)
     encode, obs_shape, low, high = enc._parts()
-    gdef = GameDef(module, params, encode=encode, obs_shape=obs_shape(params), low=low, high=high)
+    gdef = GameDef(
+        module, params, encode=encode, obs_shape=obs_shape(params), low=low, high=high, head_map=enc._head_map()
+    )
     return GameHandle(gdef, enc, module.resolved(params))
 
 

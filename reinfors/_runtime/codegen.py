@@ -74,7 +74,11 @@ ROLES = (
     "info_key",
     "settle",
     "chance_uniform",
+    "legal_list",
+    "head_index",
 )
+_OPTIONAL = ("chance_pending", "chance_outcomes", "apply_chance", "info_key", "settle", "chance_uniform")
+_OPTIONAL += ("legal_list", "head_index")
 
 # Holder module whose attributes are the game functions the generated headers import.
 _HOLDER_NAME = "reinfors._gamefns"
@@ -129,13 +133,18 @@ def kernel_module(
     family: str = "modelfree",
     simultaneous: bool = False,
     chance_in_step: bool = False,
+    legal_ranks: bool = False,
 ) -> types.ModuleType:
     """Generate (or reuse) and import the kernel module for one game and kernel ``family``
     (``"modelfree"``: game + model-free engine kernels; ``"tree"`` / ``"minimax"`` /
     ``"selexp"``: plus that policy's tree search; a ``"+cache"`` suffix adds the inference-cache
     paths; see :data:`FAMILIES`).  ``chance_in_step`` (the game's ``CHANCE_IN_STEP``) compiles the
     sequential trees' chance nodes (``CHANCE_IN_STEP`` of the header); games whose chance happens
-    only at reset never compile them.
+    only at reset never compile them.  ``legal_ranks`` (the game's ``LEGAL_RANKS``) reads the
+    legal masks as positions in the game's legal order (``LEGAL_RANKED`` of the header).  An
+    optional ``legal_list`` role fills tree edges without scanning the mask (``LEGAL_LIST``); a
+    ``head_index`` role (the encoder's head map, ``HEAD_MAPPED``) maps each prediction row from
+    its observer's head frame into the game's action frame.
 
     ``fns`` maps each role in :data:`ROLES` to an njit dispatcher (missing optional roles get
     the defaults of ``reinfors.jit.games._defaults``).  Returns the imported module.
@@ -144,12 +153,15 @@ def kernel_module(
         raise ValueError(f"unknown kernel family {family!r}; expected one of {FAMILIES}")
     base, _, option = family.partition("+")
     fns = dict(fns)
-    for role in ("chance_pending", "chance_outcomes", "apply_chance", "info_key", "settle", "chance_uniform"):
+    has_list = fns.get("legal_list") is not None
+    head_mapped = fns.get("head_index") is not None
+    for role in _OPTIONAL:
         if fns.get(role) is None:
             fns[role] = getattr(_defaults, role)
     template = "".join(t.read_text() for t in _TEMPLATES[base] + ((_CACHE,) if option == "cache" else ()))
     h = hashlib.sha256(template.encode())
-    h.update(f"{name}|{n_actions}|{family}|{bool(simultaneous)}|{bool(chance_in_step)}".encode())
+    flags = f"{bool(simultaneous)}|{bool(chance_in_step)}|{bool(legal_ranks)}|{has_list}|{head_mapped}"
+    h.update(f"{name}|{n_actions}|{family}|{flags}".encode())
     for role in ROLES:
         h.update(role.encode())
         _fn_fingerprint(fns[role], h, set())
@@ -168,6 +180,9 @@ def kernel_module(
         lines.append(f"N_ACTIONS = {int(n_actions)}")
         lines.append(f"SIMUL = {bool(simultaneous)}")
         lines.append(f"CHANCE_IN_STEP = {bool(chance_in_step)}")
+        lines.append(f"LEGAL_RANKED = {bool(legal_ranks)}")
+        lines.append(f"LEGAL_LIST = {has_list}")
+        lines.append(f"HEAD_MAPPED = {head_mapped}")
         lines.append(f"FAM_MODELFREE = {base == 'modelfree'}")
         lines.append(f"FAM_TREE = {base == 'tree'}")
         lines.append(f"FAM_MMX = {base == 'minimax'}")

@@ -22,7 +22,7 @@ from . import codegen
 class GameDef:
     """Resolved description of one game at one parameter row (immutable after construction)."""
 
-    def __init__(self, ns, params: np.ndarray, *, encode=None, obs_shape=None, low=0.0, high=1.0):
+    def __init__(self, ns, params: np.ndarray, *, encode=None, obs_shape=None, low=0.0, high=1.0, head_map=None):
         self.ns = ns
         self.name = str(ns.NAME)
         self.params = np.ascontiguousarray(params, dtype=np.int64)
@@ -57,6 +57,11 @@ class GameDef:
         if self.has_chance and self.max_chance < 1:
             raise ValueError(f"game {self.name!r}: a game with chance must declare max_chance(params) >= 1")
         self._encode = encode if encode is not None else ns.encode
+        # LEGAL_RANKS: the legal masks hold positions in the game's legal order (_contract.py).
+        self.legal_ranks = bool(getattr(ns, "LEGAL_RANKS", False))
+        # The encoder's (head_index, game_action) njit pair when its head frame is not the
+        # action frame (relative_chess), else None.
+        self.head_map = head_map
         self._kernels: dict[str, types.ModuleType] = {}
         self._lock = threading.Lock()
 
@@ -92,6 +97,7 @@ class GameDef:
                 if k is None:
                     fns = {role: getattr(self.ns, role, None) for role in codegen.ROLES}
                     fns["encode"] = self._encode
+                    fns["head_index"] = None if self.head_map is None else self.head_map[0]
                     k = self._kernels[family] = codegen.kernel_module(
                         self.name,
                         fns,
@@ -99,8 +105,22 @@ class GameDef:
                         family,
                         simultaneous=self.simultaneous,
                         chance_in_step=self.chance_in_step,
+                        legal_ranks=self.legal_ranks,
                     )
         return k
+
+    def head_table(self) -> np.ndarray | None:
+        """The encoder's head map tabulated, ``[n_players, n_actions] int64`` (``[p, a]`` = head
+        index of action ``a`` for agent ``p``), or None for an identity head frame."""
+        if self.head_map is None:
+            return None
+        t = getattr(self, "_head_table", None)
+        if t is None:
+            fn = self.head_map[0]
+            t = np.array([[fn(a, p) for a in range(self.n_actions)] for p in range(self.n_players)], np.int64)
+            t.setflags(write=False)
+            self._head_table = t
+        return t
 
     # -- Python-side helpers with safe fallbacks for user games ---------------------------------
 

@@ -51,11 +51,12 @@ def permute_rows(a, perm, n, seen):
 
 
 @kernel
-def legal_csr(mask, n):
+def legal_csr(mask, n, ranked):
     """CSR of the nonzero columns of rows ``[0, n)`` of a ``[M, A] uint8`` legality mask.
 
-    Returns ``(ids [nnz] int64, offsets [n + 1] int64)``: row ``i``'s legal ids, ascending, are
-    ``ids[offsets[i]:offsets[i + 1]]``.
+    Returns ``(ids [nnz] int64, offsets [n + 1] int64)``: row ``i``'s legal ids are
+    ``ids[offsets[i]:offsets[i + 1]]``, ascending — or, when ``ranked`` (a ``LEGAL_RANKS`` game),
+    in the order of the positions the mask holds (1-based).
     """
     A = mask.shape[1]
     offsets = np.zeros(n + 1, np.int64)
@@ -70,6 +71,42 @@ def legal_csr(mask, n):
         k = offsets[i]
         for c in range(A):
             if mask[i, c] != 0:
-                ids[k] = c
-                k += 1
+                if ranked:
+                    ids[offsets[i] + mask[i, c] - 1] = c
+                else:
+                    ids[k] = c
+                    k += 1
     return ids, offsets
+
+
+@kernel
+def map_ids(ids, offsets, players, perm):
+    """Map a CSR's ids into each row's player head frame in place: ``ids[k] = perm[p, ids[k]]``
+    (``perm: [n_players, A] int64``, the encoder's head map tabulated; ``players: [rows]``)."""
+    for i in range(offsets.shape[0] - 1):
+        p = players[i]
+        for k in range(offsets[i], offsets[i + 1]):
+            ids[k] = perm[p, ids[k]]
+
+
+@kernel
+def map_columns(rows, players, perm):
+    """Permute each row's action block(s) into its player's head frame in place: ``rows: [M, K * A]``,
+    column ``h * A + perm[p, a]`` takes ``h * A + a`` (rows of identity players are skipped)."""
+    A = perm.shape[1]
+    ident = np.ones(perm.shape[0], np.bool_)
+    for p in range(perm.shape[0]):
+        for a in range(A):
+            if perm[p, a] != a:
+                ident[p] = False
+                break
+    tmp = np.empty(rows.shape[1], rows.dtype)
+    for i in range(rows.shape[0]):
+        p = players[i]
+        if ident[p]:
+            continue
+        for c in range(rows.shape[1]):
+            tmp[c] = rows[i, c]
+        for h0 in range(0, rows.shape[1] - A + 1, A):
+            for a in range(A):
+                rows[i, h0 + perm[p, a]] = tmp[h0 + a]

@@ -86,8 +86,13 @@ def env_probes(spec):
     return out
 
 
-def q_callback(obs_size, width, seed):
-    """A deterministic, row-independent callback both builds can compute bit-identically."""
+def q_callback(obs_size, width, seed, kind=None):
+    """A deterministic, row-independent callback both builds can compute bit-identically.
+    ``kind="int"`` (wide games such as chess): small integer weights and a matrix product, exact
+    in float64 in any summation order for observations of 0/1 planes and a few float32 ratios."""
+    if kind == "int":
+        wi = np.random.default_rng(seed).integers(-3, 4, (obs_size, width)).astype(np.float64)
+        return lambda obs: (obs.astype(np.float64) @ wi) * 0.1
     w = np.random.default_rng(seed).standard_normal((obs_size, width))
 
     def f(obs):
@@ -108,22 +113,26 @@ def policy_kwargs(kw):
 
 
 def engine_runs(spec):
-    """Run collects on an Engine; return every batch's fields (base64) and episodes."""
-    game = getattr(rf.games, spec["ctor"])(**spec.get("kwargs", {}))
+    """Run collects on an Engine; return every batch's fields (base64) and episodes.  An
+    ``encoder`` names an ``rf.encoders`` constructor for the game (default: the game's own)."""
+    kwargs = dict(spec.get("kwargs", {}))
+    if spec.get("encoder"):
+        kwargs["encoder"] = getattr(rf.encoders, spec["encoder"])()
+    game = getattr(rf.games, spec["ctor"])(**kwargs)
     policy = getattr(rf.policies, spec["policy"])(**policy_kwargs(spec.get("policy_kwargs", {})))
     learner = getattr(rf.learners, spec["learner"])(**spec.get("learner_kwargs", {}))
     eng = rf.Engine(game, rf.Reward(**spec.get("reward", {})), policy, learner, **spec["engine"])
     obs_size = int(np.prod(game.observation_space().shape))
     A = game.action_space().n
     if spec["policy"] in ("Ppo", "AlphaZero"):
-        f = q_callback(obs_size, A + 1, spec.get("cb_seed", 0))
+        f = q_callback(obs_size, A + 1, spec.get("cb_seed", 0), spec.get("cb"))
 
         def infer(obs):
             out = f(obs)
             return out[:, :A], out[:, A]
     else:
         heads = spec.get("policy_kwargs", {}).get("n_heads", 1)
-        f = q_callback(obs_size, heads * A, spec.get("cb_seed", 0))
+        f = q_callback(obs_size, heads * A, spec.get("cb_seed", 0), spec.get("cb"))
 
         def infer(obs):
             return f(obs).reshape(len(obs), heads, A)

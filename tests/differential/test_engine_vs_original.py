@@ -21,6 +21,7 @@ import pytest
 import reinfors as rf
 
 from .harness import run_orig
+from .orig_driver import q_callback
 
 
 def _policy_kwargs(rf_mod, kw):
@@ -46,8 +47,10 @@ def _decode(fields):
 
 
 def _ours(spec, collects, floor):
-    d = rf.games.__dict__[spec["ctor"]](**spec.get("kwargs", {}))
-    game = d
+    kwargs = dict(spec.get("kwargs", {}))
+    if spec.get("encoder"):
+        kwargs["encoder"] = getattr(rf.encoders, spec["encoder"])()
+    game = rf.games.__dict__[spec["ctor"]](**kwargs)
     policy = getattr(rf.policies, spec["policy"])(**_policy_kwargs(rf, spec.get("policy_kwargs", {})))
     learner = getattr(rf.learners, spec["learner"])(**spec.get("learner_kwargs", {}))
     eng = rf.Engine(game, rf.Reward(**spec.get("reward", {})), policy, learner, **spec["engine"])
@@ -56,10 +59,7 @@ def _ours(spec, collects, floor):
     heads = spec.get("policy_kwargs", {}).get("n_heads", 1)
     pv = spec["policy"] in ("Ppo", "AlphaZero")
     width = A + 1 if pv else heads * A
-    w = np.random.default_rng(spec.get("cb_seed", 0)).standard_normal((O, width))
-
-    def f(obs):
-        return (obs[:, :, None].astype(np.float64) * w[None]).sum(axis=1)
+    f = q_callback(O, width, spec.get("cb_seed", 0), spec.get("cb"))
 
     if pv:
         infer = lambda obs: (f(obs)[:, :A], f(obs)[:, A])  # noqa: E731
@@ -268,6 +268,38 @@ def test_search_records_match_the_original(case):
     theirs = records([{"fields": _decode(b["fields"])} for b in run_orig(dict(spec, collects=10, floor=150))])
     ours = records(_ours(dict(spec, engine=dict(ek)), 2, 60))
     assert sum(ours.values()) >= 60
+    missing = ours - theirs
+    assert not missing, f"{sum(missing.values())} of {sum(ours.values())} records differ from the original"
+
+
+# Chess: 0.4.0's search walks each node's edges in its generation order (root noise is drawn per
+# legal move in that order, PUCT ties break to the first) and lists every record's legal set in
+# that order; with RelativeChess an agent-1 record is in the head frame (legal ids and policy
+# target columns through head_index).  An integer-weight callback keeps the 4673-wide rows exact.
+CHESS_CASES = [
+    pytest.param(("az-chess", "Chess", {"max_ticks": 16}, {}, "AlphaZero", {"num_simulations": 8}, "AlphaZero",
+                  {"gamma": 1.0}, {"n_games": 2, "seed": 3}), None, id="az-chess"),
+    pytest.param(("az-chess-relative", "Chess", {"max_ticks": 16}, {}, "AlphaZero", {"num_simulations": 8},
+                  "AlphaZero", {"gamma": 1.0}, {"n_games": 2, "seed": 3}), "RelativeChess",
+                 marks=pytest.mark.slow, id="az-chess-relative"),  # its own tree module (~3 min cold)
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case,encoder", CHESS_CASES)
+def test_chess_search_records_match_the_original(case, encoder):
+    names, spec, ek = _search_spec(case, cb_seed=5)
+    spec = dict(spec, cb="int", encoder=encoder)
+
+    def records(run):
+        out = collections.Counter()
+        for b in run:
+            f = b["fields"]
+            out.update(_rows(f, i, names) for i in range(len(f["players"])))
+        return out
+
+    theirs = records([{"fields": _decode(b["fields"])} for b in run_orig(dict(spec, collects=3, floor=40))])
+    ours = records(_ours(dict(spec, engine=dict(ek)), 2, 30))
+    assert sum(ours.values()) >= 30
     missing = ours - theirs
     assert not missing, f"{sum(missing.values())} of {sum(ours.values())} records differ from the original"
 

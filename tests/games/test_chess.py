@@ -222,6 +222,52 @@ def test_alphazero_engine_collects_on_chess():
     assert len(first) == 20  # the opening position
 
 
+def _first_decisions(policy, learner, encoder):
+    """One collect over 2 games of 6 plies with a fixed random linear network."""
+    game = rf.games.Chess(max_ticks=6, encoder=encoder)
+    eng = rf.Engine(game, rf.Reward(), policy, learner, n_games=2, n_threads=1, seed=1)
+    w = np.random.default_rng(0).standard_normal((19 * 64, 4673)).astype(np.float32)
+
+    def infer(obs):
+        out = obs @ w
+        return out[:, :4672], out[:, 4672]
+
+    return eng.collect(12, infer)
+
+
+@pytest.mark.slow  # compiles a RelativeChess tree and model-free module (~5 min cold)
+@pytest.mark.parametrize("kind", ["alphazero", "ppo"])
+def test_relative_chess_batches_are_in_the_head_frame(kind):
+    """Action-indexed batch fields use the encoder's head frame, the legal sets 0.4.0's legal
+    order: an agent-1 record lists ``head_index`` of black's moves in generation order (the
+    opening reply: ``585, 584, 658, 657, ...`` = black's pawn pushes mapped onto white's ids)."""
+    enc = rf.encoders.RelativeChess()
+    if kind == "alphazero":
+        pol, lrn = rf.policies.AlphaZero(num_simulations=8), rf.learners.AlphaZero(gamma=1.0)
+    else:
+        pol, lrn = rf.policies.Ppo(), rf.learners.Ppo()
+    b = _first_decisions(pol, lrn, enc)
+    env = rf.Env(rf.games.Chess(), rf.Reward(), seed=0)
+    white = env.legal_actions(0)
+    start = env.observe(0).reshape(-1)
+    seen = {0: 0, 1: 0}
+    for i in range(len(b.players)):
+        p = int(b.players[i])
+        ids = b.legal_ids[b.legal_offsets[i] : b.legal_offsets[i + 1]].tolist()
+        if p == 0 and np.array_equal(b.obs[i], start):
+            assert ids == white  # generation order, not ascending ids
+            seen[0] += 1
+        if p == 1 and sorted(ids) == sorted(white):  # black's first reply, seen from its side
+            assert ids[:4] == [585, 584, 658, 657]
+            seen[1] += 1
+        assert len(set(ids)) == len(ids)
+        if kind == "alphazero":
+            assert set(np.flatnonzero(b.policy_targets[i]).tolist()) <= set(ids)
+        else:
+            assert int(b.actions[i]) in ids
+    assert seen[0] >= 1 and seen[1] >= 1
+
+
 def test_illegal_action_message_lists_moves_in_the_games_order():
     """0.4.0 lists the legal moves of an illegal-action error in its generation order (pawns
     first, as ``legal_actions``), not by id (found by the slow hostile-input sweep)."""

@@ -61,7 +61,22 @@ REQUIRED_FUNCTIONS = (
     "is_terminal",
     "encode",
 )
-OPTIONAL_FUNCTIONS = ("chance_pending", "chance_outcomes", "apply_chance", "info_key", "settle", "chance_uniform")
+OPTIONAL_FUNCTIONS = (
+    "chance_pending",
+    "chance_outcomes",
+    "apply_chance",
+    "info_key",
+    "settle",
+    "chance_uniform",
+    "legal_list",
+)
+# Optional constant ``LEGAL_RANKS`` (default False): the game's ``legal`` writes each legal
+# action's 1-based position in the game's own legal-move order into the mask (at most 255 legal
+# actions) instead of 1, and the engine lists legal actions in that order — search edges (root
+# noise is drawn per edge in order, ties break to the first) and every batch's legal CSR.  The
+# optional ``legal_list(params, state, agent, mask, ids) -> n`` writes that mask (zeroing it
+# first) and the ids in order into ``ids: [>= n] int32`` in one pass, so tree nodes skip the
+# scan of the mask.  Chess declares both (reinfors 0.4.0 lists moves in generation order).
 # Optional constant of a game with chance: ``CHANCE_IN_STEP`` (default True).  False declares that
 # chance is pending only after reset (a deal, a start cell), so tree searches never meet a chance
 # node and every chance mode builds the same trees; True (dice, food) lets the search's chance mode

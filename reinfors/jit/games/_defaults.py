@@ -39,6 +39,18 @@ def settle(params, state, amounts):
 
 
 @kernel
+def legal_list(params, state, agent, mask, ids):
+    """Never called: a game without ``legal_list`` has its tree edges read from the mask."""
+    return -1
+
+
+@kernel
+def head_index(action, agent):
+    """The identity head map (every encoder whose head frame is the game's action frame)."""
+    return action
+
+
+@kernel
 def chance_uniform(params, state):
     """Unknown shape: the runtime asks ``chance_outcomes`` for the fan (0)."""
     return 0

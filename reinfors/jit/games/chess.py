@@ -55,6 +55,7 @@ from reinfors.jit.games.chess_layout import (
 NAME = "chess"
 N_ACTIONS = mg.N_ACTIONS
 SIMULTANEOUS = False
+LEGAL_RANKS = True  # the legal mask holds each move's position in 0.4.0's order (_contract.py)
 REWARD_KEYS = ("win", "loss", "draw")
 REWARD_DEFAULTS = (1.0, -1.0, 0.0)
 OBS_LOW = -np.inf
@@ -155,7 +156,7 @@ def events(params, state, amounts) -> list:
 
 def legal_order(params, state, ids) -> list:
     """``Env.legal_actions``: the mover's legal ids in reinfors 0.4.0's order (``ids`` is the
-    ascending list from the mask; see ``chess_movegen.order_key``)."""
+    ascending list from the mask; see ``chess_movegen.generate``)."""
     out = np.zeros(256, np.int64)
     n = legal_ids(params, state.copy(), out)
     return [int(a) for a in out[:n]]
@@ -253,7 +254,8 @@ def init(params, state):
 
 @kernel
 def legal(params, state, agent, mask):
-    """Legal 8x8x73 ids of the mover into ``mask: [4672] uint8``; all zero for the other agent."""
+    """Legal 8x8x73 ids of the mover into ``mask: [4672] uint8`` as their 1-based position in
+    reinfors 0.4.0's legal order (``LEGAL_RANKS``); all zero for the other agent."""
     for a in range(mask.shape[0]):
         mask[a] = 0
     if agent != state[TURN]:
@@ -262,12 +264,19 @@ def legal(params, state, agent, mask):
 
 
 @kernel
+def legal_list(params, state, agent, mask, ids):
+    """:func:`legal` and the legal ids in order into ``ids: [>= 218]`` in one pass (tree edges)."""
+    for a in range(mask.shape[0]):
+        mask[a] = 0
+    if agent != state[TURN]:
+        return 0
+    return mg.generate(state[BOARD : BOARD + 64], state[TURN], state[CASTLE], state[EP], ids, mask, False)
+
+
+@kernel
 def legal_ids(params, state, ids):
     """Legal ids of the mover in reinfors 0.4.0's order into ``ids: [>= 256] int64``; returns the count."""
-    b = state[BOARD : BOARD + 64]
-    n = mg.generate(b, state[TURN], state[CASTLE], state[EP], ids, None, False)
-    mg.sort_ids(b, state[TURN], state[EP], ids, n)
-    return n
+    return mg.generate(state[BOARD : BOARD + 64], state[TURN], state[CASTLE], state[EP], ids, None, False)
 
 
 @kernel

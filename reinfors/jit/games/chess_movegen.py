@@ -5,9 +5,11 @@ Squares are ``rank * 8 + file`` (a1 = 0, h1 = 7, a8 = 56, h8 = 63).  Piece codes
 
     0 empty   1..6 white P N B R Q K   7..12 black P N B R Q K   (code = 6 * colour + type)
 
-Legal moves are pseudo-legal moves that do not leave the mover's king attacked (the move is made
-on the board in place, the king tested, the move undone), plus castling with its own
-through-check rules.  Moves are emitted as AlphaZero 8x8x73 action ids in the *absolute* board
+Legal moves are pseudo-legal moves that do not leave the mover's king attacked: king moves, en
+passant, and every move of a pinned piece or while in check are made on the board in place, the
+king tested, the move undone; any other move is legal as generated (pins are found once per
+position).  Castling has its own through-check rules.  Moves come out in reinfors 0.4.0's legal
+order (see :func:`generate`), so the legal mask carries each move's position in that order.  Moves are emitted as AlphaZero 8x8x73 action ids in the *absolute* board
 frame (the frame of reinfors 0.4.0, probed)::
 
     action = from_square * 73 + plane
@@ -69,6 +71,33 @@ def _tables():
 
 
 RAYS, RAY_LEN, KNIGHT, KING = _tables()
+
+
+def _sorted_tables():
+    """Per square the leaper and queen-line targets in ascending square order (the legal-move
+    order within a piece): ``[sq, i] = (to, plane part)`` with the knight index / king direction,
+    and ``(to, direction, distance - 1)`` on the queen lines."""
+    kn = np.full((64, 8, 2), -1, np.int64)
+    kg = np.full((64, 8, 2), -1, np.int64)
+    line = np.full((64, 27, 3), -1, np.int64)
+    kn_n, kg_n, line_n = np.zeros(64, np.int64), np.zeros(64, np.int64), np.zeros(64, np.int64)
+    for sq in range(64):
+        k = sorted((int(KNIGHT[sq, i]), i) for i in range(8) if KNIGHT[sq, i] >= 0)
+        kn[sq, : len(k)] = k
+        kn_n[sq] = len(k)
+        k = sorted((int(KING[sq, d]), d) for d in range(8) if KING[sq, d] >= 0)
+        kg[sq, : len(k)] = k
+        kg_n[sq] = len(k)
+        q = sorted((int(RAYS[sq, d, i]), d, i) for d in range(8) for i in range(RAY_LEN[sq, d]))
+        line[sq, : len(q)] = q
+        line_n[sq] = len(q)
+    return kn, kn_n, kg, kg_n, line, line_n
+
+
+KNIGHT_SORTED, KNIGHT_N, KING_SORTED, KING_N, LINE_SORTED, LINE_N = _sorted_tables()
+# A pawn's four targets in ascending square order, per colour: 0 single push, 1 capture towards
+# the a-file, 2 capture towards the h-file, 3 double push (white +7 +8 +9 +16; black -16 -9 -8 -7).
+PAWN_ORDER = np.array([[1, 0, 2, 3], [3, 1, 0, 2]], np.int64)
 # Castling-rights mask kept when a move touches a square (corner rooks and king homes).
 _KEEP = np.full(64, 15, np.int64)
 _KEEP[0], _KEEP[7], _KEEP[4] = 15 & ~WQ, 15 & ~WK, 15 & ~(WK | WQ)
@@ -144,10 +173,11 @@ def _safe(board, colour, frm, to, cap_sq, ksq):
 
 @kernel
 def _emit(ids, mask, n, action):
+    """Append ``action`` as the ``n``-th legal move (0-based): ``ids[n]``, ``mask[action] = n + 1``."""
     if ids is not None:
         ids[n] = action
     if mask is not None:
-        mask[action] = 1
+        mask[action] = n + 1
     return n + 1
 
 
@@ -166,91 +196,61 @@ def _queen_plane(frm, to):
 
 
 @kernel
-def pinned(board, turn, ksq, sq):
-    """True when ``turn``'s piece on ``sq`` is pinned to its king on ``ksq`` by an enemy slider."""
-    df = sq % 8 - ksq % 8
-    dr = sq // 8 - ksq // 8
-    if sq == ksq or not (df == 0 or dr == 0 or abs(df) == abs(dr)):
-        return False
-    sf = 0 if df == 0 else (1 if df > 0 else -1)
-    sr = 0 if dr == 0 else (1 if dr > 0 else -1)
-    d = 0
-    for k in range(8):
-        if DIR_DF[k] == sf and DIR_DR[k] == sr:
-            d = k
-    seen_self = False
+def pins_of(board, turn, ksq):
+    """Bitmask (bit ``sq``) of ``turn``'s pieces pinned to its king on ``ksq`` by an enemy slider."""
     enemy = 6 * (1 - turn)
-    for i in range(RAY_LEN[ksq, d]):
-        t = RAYS[ksq, d, i]
-        c = board[t]
-        if c == 0:
-            continue
-        if not seen_self:
-            if t != sq:
-                return False
-            seen_self = True
-            continue
-        return c == enemy + 5 or (c == enemy + 3 and d % 2 == 1) or (c == enemy + 4 and d % 2 == 0)
-    return False
+    pins = np.int64(0)
+    for d in range(8):
+        cand = -1
+        for i in range(RAY_LEN[ksq, d]):
+            t = RAYS[ksq, d, i]
+            c = board[t]
+            if c == 0:
+                continue
+            if cand < 0:
+                if colour_of(c) != turn:
+                    break
+                cand = t
+                continue
+            if c == enemy + 5 or (c == enemy + 3 and d % 2 == 1) or (c == enemy + 4 and d % 2 == 0):
+                pins |= np.int64(1) << cand
+            break
+    return pins
 
 
 @kernel
-def order_key(board, turn, ep, ksq, action):
-    """Sort key of a legal ``action`` in reinfors 0.4.0's legal-move order (probed; the order of
-    the cozy-chess generator): pawns, knights, bishops, rooks, queens, king; within a type the
-    unpinned pieces by from-square, then the pinned ones, and after all pawn moves the
-    en-passant captures; within a piece by target square (castling = the rook's square),
-    promotions N, B, R, Q."""
-    frm = action // N_PLANES
-    plane = action % N_PLANES
-    f, r = frm % 8, frm // 8
-    promo_rank = 3
-    if plane < 56:
-        d = plane // 7
-        dist = plane % 7 + 1
-        to = (r + DIR_DR[d] * dist) * 8 + f + DIR_DF[d] * dist
-    elif plane < 64:
-        k = plane - 56
-        to = (r + KN_DR[k]) * 8 + f + KN_DF[k]
-    else:
-        u = plane - 64
-        side = u // 3
-        promo_rank = u % 3
-        to = frm + (8 if turn == 0 else -8) + (0 if side == 0 else (-1 if side == 1 else 1))
-    t = board[frm] - 6 * turn
-    if t == 6:
-        group = 11
-    elif t == 1 and to == ep and (to - frm) % 8 != 0:
-        group = 2
-    else:
-        group = (0 if t == 1 else 2 * t - 1) + (1 if pinned(board, turn, ksq, frm) else 0)
-    return ((group * 64 + frm) * 64 + to) * 4 + promo_rank
+def _legal_move(board, turn, frm, to, ksq, check_all, pins):
+    """Whether the pseudo-legal non-king, non-en-passant move ``frm -> to`` is legal: an unpinned
+    piece moving while its king is not in check cannot expose the king; otherwise make, test, undo."""
+    if not check_all and ((pins >> frm) & 1) == 0:
+        return True
+    return _safe(board, turn, frm, to, -1, ksq)
 
 
 @kernel
-def sort_ids(board, turn, ep, ids, n):
-    """Sort ``ids[:n]`` into the original's order (see :func:`order_key`); off the hot path."""
-    ksq = king_square(board, turn)
-    keys = np.empty(n, np.int64)
-    for i in range(n):
-        keys[i] = order_key(board, turn, ep, ksq, ids[i])
-    order = np.argsort(keys)
-    tmp = ids[:n].copy()
-    for i in range(n):
-        ids[i] = tmp[order[i]]
+def _emit_pawn(ids, mask, n, frm, to, side, last_rank):
+    """Emit a pawn move onto ``to`` (``side`` 0 straight, 1 towards the a-file, 2 towards the
+    h-file); onto the last rank the under-promotions N, B, R first, then the queen (plain move)."""
+    if to // 8 == last_rank:
+        for pc in range(3):
+            n = _emit(ids, mask, n, frm * N_PLANES + 64 + 3 * side + pc)
+    return _emit(ids, mask, n, frm * N_PLANES + _queen_plane(frm, to))
 
 
 @kernel
 def generate(board, turn, castle, ep, ids, mask, first_only):
-    """Legal moves of ``turn`` as action ids.
+    """Legal moves of ``turn`` as action ids, in reinfors 0.4.0's order (probed; the order of the
+    cozy-chess generator): pawns, the en-passant captures, knights, bishops, rooks, queens, the
+    king; within a piece type the unpinned pieces by from-square, then the pinned ones; within a
+    piece by target square (castling counted as the rook's square), promotions N, B, R, Q.
 
     Parameters
     ----------
     board : [64] int64 — piece codes (modified and restored in place while testing moves).
     turn : int — colour to move; ``castle`` the rights bits; ``ep`` the en-passant target or -1.
-    ids : [>= 256] int64 or None — receives the ids (generation order; :func:`sort_ids` puts them
-        in reinfors 0.4.0's order).
-    mask : [4672] uint8 or None — receives 1 at every legal id (the caller zeroes it).
+    ids : [>= 256] int64 / int32 or None — receives the ids in that order.
+    mask : [4672] uint8 or None — receives each legal id's 1-based position in that order (the
+        caller zeroes it; a chess position has at most 218 legal moves).
     first_only : bool — stop after the first legal move (a cheap "has a move" test).
 
     Returns
@@ -260,111 +260,132 @@ def generate(board, turn, castle, ep, ids, mask, first_only):
     n = 0
     base = 6 * turn
     ksq = king_square(board, turn)
+    enemy = 1 - turn
+    in_check = attacked(board, ksq, enemy)
+    pins = pins_of(board, turn, ksq)
     fwd = 8 if turn == 0 else -8
     start_rank = 1 if turn == 0 else 6
     last_rank = 7 if turn == 0 else 0
-    for frm in range(64):
-        c = board[frm]
-        if c <= base or c > base + 6:
-            continue
-        t = c - base
-        f, r = frm % 8, frm // 8
-        if t == 1:  # pawn
-            to = frm + fwd
-            for side in range(3):
-                if side == 0:
+    # Pawns: the four targets in ascending square order (see _PAWN_ORDER).
+    for pinned_pass in range(2):
+        for frm in range(64):
+            if board[frm] != base + 1 or ((pins >> frm) & 1) != pinned_pass:
+                continue
+            f = frm % 8
+            for k in range(4):
+                kind = PAWN_ORDER[turn, k]
+                if kind == 0:  # single push
                     to = frm + fwd
-                    if board[to] != 0:
+                    if board[to] != 0 or not _legal_move(board, turn, frm, to, ksq, in_check, pins):
                         continue
-                elif side == 1:
-                    if f == 0:
+                    n = _emit_pawn(ids, mask, n, frm, to, 0, last_rank)
+                elif kind == 3:  # double push
+                    to = frm + 2 * fwd
+                    if frm // 8 != start_rank or board[frm + fwd] != 0 or board[to] != 0:
                         continue
-                    to = frm + fwd - 1
-                else:
-                    if f == 7:
+                    if not _legal_move(board, turn, frm, to, ksq, in_check, pins):
                         continue
-                    to = frm + fwd + 1
-                cap_sq = -1
-                if side != 0:
+                    n = _emit(ids, mask, n, frm * N_PLANES + (1 if turn == 0 else 29))  # N2 / S2
+                else:  # captures (en passant comes after every pawn move)
+                    if (kind == 1 and f == 0) or (kind == 2 and f == 7):
+                        continue
+                    to = frm + fwd + (-1 if kind == 1 else 1)
                     tc = board[to]
-                    if tc == 0:
-                        if to != ep:
-                            continue
-                        cap_sq = to - fwd  # en passant
-                    elif colour_of(tc) == turn:
+                    if tc == 0 or colour_of(tc) == turn:
                         continue
-                if _safe(board, turn, frm, to, cap_sq, ksq):
-                    n = _emit(ids, mask, n, frm * N_PLANES + _queen_plane(frm, to))
+                    if not _legal_move(board, turn, frm, to, ksq, in_check, pins):
+                        continue
+                    n = _emit_pawn(ids, mask, n, frm, to, kind, last_rank)
+                if first_only and n > 0:
+                    return n
+    if ep >= 0:
+        for df in (-1, 1):
+            if 0 <= ep % 8 + df < 8:
+                frm = ep - fwd + df
+                if board[frm] == base + 1 and _safe(board, turn, frm, ep, ep - fwd, ksq):
+                    n = _emit(ids, mask, n, frm * N_PLANES + _queen_plane(frm, ep))
                     if first_only:
                         return n
-                    if to // 8 == last_rank:
-                        for pc in range(3):
-                            n = _emit(ids, mask, n, frm * N_PLANES + 64 + 3 * side + pc)
-                if side == 0 and r == start_rank:  # the single-push square is empty here
-                    to2 = frm + 2 * fwd
-                    if board[to2] == 0 and _safe(board, turn, frm, to2, -1, ksq):
-                        n = _emit(ids, mask, n, frm * N_PLANES + (1 if turn == 0 else 29))  # N2 / S2
-                        if first_only:
-                            return n
-        elif t == 2:  # knight
-            for k in range(8):
-                to = KNIGHT[frm, k]
-                if to < 0:
+    # Knights, bishops, rooks, queens: targets ascending from the sorted tables.
+    for t in range(2, 6):
+        for pinned_pass in range(2):
+            for frm in range(64):
+                if board[frm] != base + t or ((pins >> frm) & 1) != pinned_pass:
                     continue
-                tc = board[to]
-                if tc != 0 and colour_of(tc) == turn:
+                if t == 2:
+                    for i in range(KNIGHT_N[frm]):
+                        to = KNIGHT_SORTED[frm, i, 0]
+                        tc = board[to]
+                        if tc != 0 and colour_of(tc) == turn:
+                            continue
+                        if _legal_move(board, turn, frm, to, ksq, in_check, pins):
+                            n = _emit(ids, mask, n, frm * N_PLANES + 56 + KNIGHT_SORTED[frm, i, 1])
+                            if first_only:
+                                return n
                     continue
-                if _safe(board, turn, frm, to, -1, ksq):
-                    n = _emit(ids, mask, n, frm * N_PLANES + 56 + k)
-                    if first_only:
-                        return n
-        else:  # sliders and the king
-            for d in range(8):
-                if (t == 3 and d % 2 == 0) or (t == 4 and d % 2 == 1):
-                    continue
-                lim = 1 if t == 6 else RAY_LEN[frm, d]
-                if lim > RAY_LEN[frm, d]:
-                    lim = RAY_LEN[frm, d]
-                for i in range(lim):
-                    to = RAYS[frm, d, i]
+                for i in range(LINE_N[frm]):
+                    to = LINE_SORTED[frm, i, 0]
+                    d = LINE_SORTED[frm, i, 1]
+                    dist = LINE_SORTED[frm, i, 2]
+                    if (t == 3 and d % 2 == 0) or (t == 4 and d % 2 == 1):
+                        continue
                     tc = board[to]
                     if tc != 0 and colour_of(tc) == turn:
-                        break
-                    if _safe(board, turn, frm, to, -1, ksq):
-                        n = _emit(ids, mask, n, frm * N_PLANES + d * 7 + i)
+                        continue
+                    clear = True
+                    for j in range(dist):
+                        if board[RAYS[frm, d, j]] != 0:
+                            clear = False
+                            break
+                    if clear and _legal_move(board, turn, frm, to, ksq, in_check, pins):
+                        n = _emit(ids, mask, n, frm * N_PLANES + d * 7 + dist)
                         if first_only:
                             return n
-                    if tc != 0:
-                        break
-            if t == 6 and castle != 0 and not attacked(board, frm, 1 - turn):
-                hr = 0 if turn == 0 else 56
-                kbit = WK if turn == 0 else BK
-                qbit = WQ if turn == 0 else BQ
-                if (
-                    castle & kbit
-                    and frm == hr + 4
-                    and board[hr + 7] == base + 4
-                    and board[hr + 5] == 0
-                    and board[hr + 6] == 0
-                    and not attacked(board, hr + 5, 1 - turn)
-                    and not attacked(board, hr + 6, 1 - turn)
-                ):
-                    n = _emit(ids, mask, n, frm * N_PLANES + 2 * 7 + 2)  # king onto the h-rook
-                    if first_only:
-                        return n
-                if (
-                    castle & qbit
-                    and frm == hr + 4
-                    and board[hr] == base + 4
-                    and board[hr + 1] == 0
-                    and board[hr + 2] == 0
-                    and board[hr + 3] == 0
-                    and not attacked(board, hr + 3, 1 - turn)
-                    and not attacked(board, hr + 2, 1 - turn)
-                ):
-                    n = _emit(ids, mask, n, frm * N_PLANES + 6 * 7 + 3)  # king onto the a-rook
-                    if first_only:
-                        return n
+    # The king: its targets ascending, each castling move at its rook's square.
+    hr = 0 if turn == 0 else 56
+    cq = False
+    ck = False
+    if castle != 0 and ksq == hr + 4 and not in_check:
+        if (
+            castle & (WK if turn == 0 else BK)
+            and board[hr + 7] == base + 4
+            and board[hr + 5] == 0
+            and board[hr + 6] == 0
+            and not attacked(board, hr + 5, enemy)
+            and not attacked(board, hr + 6, enemy)
+        ):
+            ck = True
+        if (
+            castle & (WQ if turn == 0 else BQ)
+            and board[hr] == base + 4
+            and board[hr + 1] == 0
+            and board[hr + 2] == 0
+            and board[hr + 3] == 0
+            and not attacked(board, hr + 3, enemy)
+            and not attacked(board, hr + 2, enemy)
+        ):
+            cq = True
+    for i in range(KING_N[ksq] + 1):
+        to = KING_SORTED[ksq, i, 0] if i < KING_N[ksq] else 64
+        if cq and hr < to:
+            cq = False
+            n = _emit(ids, mask, n, ksq * N_PLANES + 6 * 7 + 3)  # the king onto the a-rook
+            if first_only:
+                return n
+        if ck and hr + 7 < to:
+            ck = False
+            n = _emit(ids, mask, n, ksq * N_PLANES + 2 * 7 + 2)  # the king onto the h-rook
+            if first_only:
+                return n
+        if to == 64:
+            break
+        tc = board[to]
+        if tc != 0 and colour_of(tc) == turn:
+            continue
+        if _safe(board, turn, ksq, to, -1, ksq):
+            n = _emit(ids, mask, n, ksq * N_PLANES + 7 * KING_SORTED[ksq, i, 1])
+            if first_only:
+                return n
     return n
 
 

@@ -23,7 +23,8 @@ def uniform_legal(rng, legal, n_actions):
     exploration draw (-1 if none is legal)."""
     n = 0
     for a in range(n_actions):
-        n += legal[a]
+        if legal[a] != 0:
+            n += 1
     if n == 0:
         return -1
     k = np.int64(_rng.next_u64(rng) % np.uint64(n))
