@@ -307,6 +307,9 @@ class Runtime:
     def _tree_arrays(self, G, S, search, n_heads) -> dict:
         """The per-slot search trees (struct of arrays; tiny placeholders without search)."""
         N, A = self.N, self.A
+        # Without search a slot's t_edges row is the model-free choices' legal-order scratch
+        # (games with LEGAL_RANKS: engine_slots.tmpl); the other tree arrays are placeholders.
+        G_order = G if search is None and self.gdef.legal_ranks and not self.gdef.simultaneous else 1
         if search is None:
             G = M = P = S = 1
         else:
@@ -327,10 +330,10 @@ class Runtime:
             t_path=np.zeros((G, P, 2), np.int64),  # selection path (node, action)
             t_rng=np.zeros((G, 1), np.uint64),  # in-tree chance stream
             t_list=np.zeros((G, 4, M), np.int64),  # frontier (x2), new-node and batch lists
-            # sequential games: each node's legal actions (ascending; count in t_ni[..., TN_NLEG]) and
+            # sequential games: each node's legal actions (in order; count in t_ni[..., TN_NLEG]) and
             # which of its edge entries were initialised since its setup (the trees below the
             # root touch only legal edges: search_parts.tmpl); placeholders when simultaneous
-            t_edges=np.zeros((G, M, 1 if self.gdef.simultaneous else A), np.int32),
+            t_edges=np.zeros((max(G, G_order), M, 1 if self.gdef.simultaneous else A), np.int32),
             t_seen=np.zeros((G, M, 1 if self.gdef.simultaneous else A), np.uint8),
         )
 

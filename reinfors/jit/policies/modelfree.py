@@ -98,3 +98,64 @@ def sample_softmax(rng, pred, legal, n_actions, scratch):
                 return a, scratch[a]
             u -= p
     return last, scratch[last]
+
+
+# -- games with LEGAL_RANKS (chess): the same choices over the legal set in the game's order -----
+
+
+@kernel
+def ranked_order(legal, n_actions, order):
+    """The legal ids of a rank mask (``legal[a]`` = 1-based position in the game's legal order)
+    into ``order[:n]`` in that order; returns ``n``."""
+    n = 0
+    for a in range(n_actions):
+        if legal[a] != 0:
+            order[legal[a] - 1] = a
+            n += 1
+    return n
+
+
+@kernel
+def epsilon_greedy_in_order(rng, pred, head, order, n, n_actions, epsilon):
+    """:func:`epsilon_greedy` over ``order[:n]``: the exploration draw indexes the legal list in
+    the game's order and ties go to the first in that order (reinfors 0.4.0 walks its list)."""
+    if epsilon > 0.0 and _rng.uniform(rng) < epsilon:
+        if n == 0:
+            return -1
+        return order[np.int64(_rng.next_u64(rng) % np.uint64(n))]
+    best = -1
+    best_v = -np.inf
+    off = head * n_actions
+    for j in range(n):
+        a = order[j]
+        v = pred[off + a]
+        if best < 0 or v > best_v:
+            best = a
+            best_v = v
+    return best
+
+
+@kernel
+def sample_softmax_in_order(rng, pred, order, n):
+    """:func:`sample_softmax` over ``order[:n]`` (the sum and the walk in the game's order);
+    returns ``(action, log_prob)``."""
+    m = -np.inf
+    for j in range(n):
+        if pred[order[j]] > m:
+            m = pred[order[j]]
+    s = 0.0
+    for j in range(n):
+        s += np.exp(pred[order[j]] - m)
+    ls = np.log(s)
+    u = _rng.uniform(rng)
+    last = -1
+    lp = -np.inf
+    for j in range(n):
+        a = order[j]
+        last = a
+        lp = (pred[a] - m) - ls
+        p = np.exp(lp)
+        if u <= p:
+            return a, lp
+        u -= p
+    return last, lp
