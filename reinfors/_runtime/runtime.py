@@ -904,10 +904,7 @@ class Runtime:
         ti[live] = np.maximum(inv[ti[live]], -1)
         del inv, perm, seen, live
         out = {}
-        # A fresh pool starts at the old one's capacity: np.zeros maps untouched pages lazily, so
-        # the rows the next window does not write cost no memory, and the window does not regrow
-        # the pool by doubling (a copy of every record per step: 0.7 s per 17 s on chess).
-        cap = max(k, 64, a["r_meta"].shape[0])
+        cap = max(k, 64)
         for name in self.POOL_ARRAYS:
             old = a[name]
             if old.shape[0] == 0:  # DQN-only arrays of another learner

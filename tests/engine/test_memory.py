@@ -49,10 +49,28 @@ def test_permute_rows_matches_fancy_indexing(dtype):
 def test_legal_csr_matches_nonzero():
     rs = np.random.default_rng(4)
     mask = (rs.random((50, 9)) < 0.4).astype(np.uint8)
-    ids, off = records.legal_csr(mask, 40)
+    ids, off = records.legal_csr(mask, 40, False)
     assert ids.dtype == np.int64 and off.dtype == np.int64 and len(off) == 41
     for i in range(40):
         np.testing.assert_array_equal(ids[off[i] : off[i + 1]], np.flatnonzero(mask[i]))
+
+
+def test_legal_csr_of_a_rank_mask_follows_the_ranks():
+    """A LEGAL_RANKS game's mask holds each legal action's 1-based position in the game's order:
+    the CSR lists the ids in that order (chess: 0.4.0's generation order)."""
+    rs = np.random.default_rng(5)
+    mask = np.zeros((30, 12), np.uint8)
+    orders = []
+    for i in range(30):
+        ids = rs.permutation(12)[: rs.integers(0, 12)]
+        mask[i, ids] = np.arange(1, len(ids) + 1)
+        orders.append(ids)
+    ids, off = records.legal_csr(mask, 30, True)
+    assert len(off) == 31 and off[-1] == sum(len(o) for o in orders)
+    for i in range(30):
+        np.testing.assert_array_equal(ids[off[i] : off[i + 1]], orders[i])
+    plain, _ = records.legal_csr(mask, 30, False)
+    assert sorted(plain.tolist()) == sorted(ids.tolist()) and not np.array_equal(plain, ids)
 
 
 def test_floor_that_cannot_fit_fails_before_any_work(monkeypatch):
