@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from reinfors.jit import _compile
-from reinfors.jit.games import _defaults
+from reinfors.jit.games import _contract, _defaults
 
 _JIT = Path(_compile.__file__).resolve().parent
 # Kernel families: the model-free engine compiles without the tree-search kernels (their
@@ -61,24 +61,10 @@ _TEMPLATES = {
 }
 FAMILIES = tuple(f"{b}{c}" for b in _TEMPLATES for c in ("", "+cache"))
 
-ROLES = (
-    "init",
-    "step",
-    "legal",
-    "active",
-    "is_terminal",
-    "encode",
-    "chance_pending",
-    "chance_outcomes",
-    "apply_chance",
-    "info_key",
-    "settle",
-    "chance_uniform",
-    "legal_list",
-    "head_index",
-)
-_OPTIONAL = ("chance_pending", "chance_outcomes", "apply_chance", "info_key", "settle", "chance_uniform")
-_OPTIONAL += ("legal_list", "head_index")
+# The game's exports (reinfors/jit/games/_contract.py) plus the encoder's head map; the order
+# feeds the module hash and the header.
+_OPTIONAL = _contract.OPTIONAL_FUNCTIONS + ("head_index",)
+ROLES = _contract.REQUIRED_FUNCTIONS + _OPTIONAL
 
 # Holder module whose attributes are the game functions the generated headers import.
 _HOLDER_NAME = "reinfors._gamefns"

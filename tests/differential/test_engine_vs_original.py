@@ -113,13 +113,25 @@ DQN_CASES = [
 ]  # fmt: skip
 
 
-def _dqn_records(run):
-    """Multiset of single records (for simultaneous games, whose per-episode record counts are
-    not in the telemetry)."""
+def _assert_contained(ours, theirs, what):
+    """Every record / episode of this build (a multiset) is one the original delivered."""
+    missing = ours - theirs
+    assert not missing, f"{sum(missing.values())} of {sum(ours.values())} {what} differ from the original"
+
+
+def _orig_record_set(spec, collects, floor, names):
+    """:func:`_record_set` of the original's run of ``spec`` (``collects`` collects of ``floor``)."""
+    run = run_orig(dict(spec, collects=collects, floor=floor))
+    return _record_set([{"fields": _decode(b["fields"])} for b in run], names)
+
+
+def _record_set(run, names=DQN_FIELDS):
+    """Multiset of single records over ``names`` (for simultaneous games, whose per-episode record
+    counts are not in the telemetry, and for batches compared record by record)."""
     out = collections.Counter()
     for batch in run:
         f = batch["fields"]
-        out.update(_rows(f, j, DQN_FIELDS) for j in range(len(f["actions"])))
+        out.update(_rows(f, j, names) for j in range(len(f["players"])))
     return out
 
 
@@ -140,12 +152,11 @@ def test_dqn_episodes_match_the_original(case):
         "cb_seed": 5,
     }
     theirs_raw = run_orig(dict(spec, collects=6, floor=80))
-    split = _dqn_records if ctor == "Snake" else _dqn_episodes
+    split = _record_set if ctor == "Snake" else _dqn_episodes
     theirs = split([{"fields": _decode(b["fields"]), "episodes": b["episodes"]} for b in theirs_raw])
     ours = split(_ours(dict(spec, engine=dict(ek)), 2, 80))
     assert sum(ours.values()) >= 5
-    missing = ours - theirs
-    assert not missing, f"{sum(missing.values())} of {sum(ours.values())} episodes differ from the original"
+    _assert_contained(ours, theirs, "episodes")
 
 
 def test_ppo_decisions_match_the_original():
@@ -196,19 +207,10 @@ def test_chess_modelfree_decisions_match_the_original(learner):
         "cb_seed": 2,
         "cb": "int",
     }
-
-    def records(run):
-        out = collections.Counter()
-        for b in run:
-            f = b["fields"]
-            out.update(_rows(f, i, names) for i in range(len(f["actions"])))
-        return out
-
-    theirs = records([{"fields": _decode(b["fields"])} for b in run_orig(dict(spec, collects=4, floor=30))])
-    ours = records(_ours(dict(spec, engine={"n_games": 2, "seed": 3}), 2, 30))
+    theirs = _orig_record_set(spec, 4, 30, names)
+    ours = _record_set(_ours(dict(spec, engine={"n_games": 2, "seed": 3}), 2, 30), names)
     assert sum(ours.values()) >= 30
-    missing = ours - theirs
-    assert not missing, f"{sum(missing.values())} of {sum(ours.values())} records differ from the original"
+    _assert_contained(ours, theirs, "records")
 
 
 AZ_FIELDS = ["obs", "policy_targets", "value_targets", "policy_weights", "legal_ids", "legal_offsets", "players"]
@@ -274,8 +276,7 @@ def test_search_episodes_match_the_original(case):
     theirs = _dqn_episodes([{"fields": _decode(b["fields"]), "episodes": b["episodes"]} for b in theirs_raw], names)
     ours = _dqn_episodes(_ours(dict(spec, engine=dict(ek)), 2, 40), names)
     assert sum(ours.values()) >= 2
-    missing = ours - theirs
-    assert not missing, f"{sum(missing.values())} of {sum(ours.values())} episodes differ from the original"
+    _assert_contained(ours, theirs, "episodes")
 
 
 RECORD_CASES = [
@@ -293,19 +294,10 @@ RECORD_CASES = [
 @pytest.mark.parametrize("case", RECORD_CASES, ids=[c[0] for c in RECORD_CASES])
 def test_search_records_match_the_original(case):
     names, spec, ek = _search_spec(case, cb_seed=4)
-
-    def records(run):
-        out = collections.Counter()
-        for b in run:
-            f = b["fields"]
-            out.update(_rows(f, i, names) for i in range(len(f["players"])))
-        return out
-
-    theirs = records([{"fields": _decode(b["fields"])} for b in run_orig(dict(spec, collects=10, floor=150))])
-    ours = records(_ours(dict(spec, engine=dict(ek)), 2, 60))
+    theirs = _orig_record_set(spec, 10, 150, names)
+    ours = _record_set(_ours(dict(spec, engine=dict(ek)), 2, 60), names)
     assert sum(ours.values()) >= 60
-    missing = ours - theirs
-    assert not missing, f"{sum(missing.values())} of {sum(ours.values())} records differ from the original"
+    _assert_contained(ours, theirs, "records")
 
 
 # Chess: 0.4.0's search walks each node's edges in its generation order (root noise is drawn per
@@ -325,19 +317,10 @@ CHESS_CASES = [
 def test_chess_search_records_match_the_original(case, encoder):
     names, spec, ek = _search_spec(case, cb_seed=5)
     spec = dict(spec, cb="int", encoder=encoder)
-
-    def records(run):
-        out = collections.Counter()
-        for b in run:
-            f = b["fields"]
-            out.update(_rows(f, i, names) for i in range(len(f["players"])))
-        return out
-
-    theirs = records([{"fields": _decode(b["fields"])} for b in run_orig(dict(spec, collects=3, floor=40))])
-    ours = records(_ours(dict(spec, engine=dict(ek)), 2, 30))
+    theirs = _orig_record_set(spec, 3, 40, names)
+    ours = _record_set(_ours(dict(spec, engine=dict(ek)), 2, 30), names)
     assert sum(ours.values()) >= 30
-    missing = ours - theirs
-    assert not missing, f"{sum(missing.values())} of {sum(ours.values())} records differ from the original"
+    _assert_contained(ours, theirs, "records")
 
 
 # SelectiveExpectimax + TreeStrap on Snake (simultaneous: one search per acting snake per tick,
@@ -377,19 +360,10 @@ SIM_SX_CASES = [
 )
 def test_sim_selexp_records_match_the_original(case):
     names, spec, ek = _search_spec(case, cb_seed=3)
-
-    def records(run):
-        out = collections.Counter()
-        for b in run:
-            f = b["fields"]
-            out.update(_rows(f, i, names) for i in range(len(f["players"])))
-        return out
-
-    theirs = records([{"fields": _decode(b["fields"])} for b in run_orig(dict(spec, collects=4, floor=60))])
-    ours = records(_ours(dict(spec, engine=dict(ek)), 2, 40))
+    theirs = _orig_record_set(spec, 4, 60, names)
+    ours = _record_set(_ours(dict(spec, engine=dict(ek)), 2, 40), names)
     assert sum(ours.values()) >= 40
-    missing = ours - theirs
-    assert not missing, f"{sum(missing.values())} of {sum(ours.values())} records differ from the original"
+    _assert_contained(ours, theirs, "records")
 
 
 WINDOW_CASES = [
