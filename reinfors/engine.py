@@ -534,13 +534,16 @@ class Engine:
         # Action-indexed fields are in the encoder's head frame (the records hold game actions).
         perm = d.head_table()
         legal_ids, legal_off = _records.legal_csr(r.pop("r_legal"), m, d.legal_ranks)
-        actions = meta[:, C.RM_ACTION].copy()
+        searched = self._learner.name in ("alphazero", "treestrap")  # their batches carry no actions
+        actions = None if searched else meta[:, C.RM_ACTION]
         if perm is not None:
             _records.map_ids(legal_ids, legal_off, players, perm)
-            if self._learner.name in ("alphazero", "treestrap"):
+            if searched:
                 _records.map_columns(r["r_tgt"], players, perm)
             else:
                 actions = perm[players, actions]
+        elif not searched:
+            actions = actions.copy()
         common = dict(
             obs=r["r_obs"],
             players=players,

@@ -883,44 +883,62 @@ class Runtime:
         m, k = len(out_idx), len(keep)
         # Whichever side is smaller moves: mostly delivered records (a large collect) leave as the
         # pool's own arrays and the kept ones move to fresh arrays; mostly kept records (long
-        # open trajectories: chess games of hundreds of plies) stay in place and the delivered
-        # ones are copied out.  Either way at most half the pool is copied, never all of it.  A
-        # pool kept in place keeps its capacity: at most 4x its records (it grows by doubling and
-        # holds at least as many records as it delivered); snapshots carry its records only.
+        # open trajectories: chess games of hundreds of plies) stay where they are and the
+        # delivered ones are copied out.  Either way at most half the pool is copied, never all
+        # of it.  A pool kept in place keeps its capacity: at most 4x its records (it grows by
+        # doubling and holds at least as many records as it delivered); snapshots carry its
+        # records only.  Pool order carries no meaning (batches are sorted by completion key and
+        # trajectories address records by index), so a kept pool fills its holes from its tail.
         keep_in_place = m <= k
-        perm = np.concatenate((keep, out_idx[order]) if keep_in_place else (out_idx[order], keep))
-        del order, out_idx
-        seen = np.zeros(n, np.uint8)
-        for name in self.POOL_ARRAYS:
-            if a[name].shape[0] and a[name].shape[1]:
-                _records.permute_rows(a[name], perm, n, seen)
-        # Open trajectories reference only kept records: old index -> new index in the kept pool.
+        sel = out_idx[order]
+        del order
+        out = {}
         inv = np.empty(n, np.int64)
-        inv[perm] = np.arange(n, dtype=np.int64) - (0 if keep_in_place else m)
         if keep_in_place:
-            inv[perm[k:]] = -1
+            holes = out_idx[out_idx < k]  # delivered rows inside the kept prefix ...
+            movers = keep[keep >= k]  # ... receive the kept rows beyond it (as many)
+            del out_idx
+            for name in self.POOL_ARRAYS:
+                arr = a[name]
+                if arr.shape[0] == 0:  # DQN-only arrays of another learner
+                    out[name] = arr
+                    continue
+                out[name] = arr[sel]
+                if arr.shape[1]:
+                    _records.move_rows(arr, movers, holes)
+                    arr[k:n] = 0  # rows past the pool's count read as fresh (zeroed) rows
+            inv[:] = np.arange(n, dtype=np.int64)
+            inv[movers] = holes
+            inv[sel] = -1
+            del holes, movers
+        else:
+            perm = np.concatenate((sel, keep))
+            del out_idx
+            seen = np.zeros(n, np.uint8)
+            for name in self.POOL_ARRAYS:
+                if a[name].shape[0] and a[name].shape[1]:
+                    _records.permute_rows(a[name], perm, n, seen)
+            inv[perm] = np.arange(n, dtype=np.int64) - m
+            del perm, seen
+        # Open trajectories reference only kept records: old index -> new index in the kept pool.
         ti, tc = a["traj_idx"], a["traj_cnt"]
         live = np.arange(ti.shape[2])[None, None, :] < tc[:, :, None]
         ti[live] = np.maximum(inv[ti[live]], -1)
-        del inv, perm, seen, live
-        out = {}
-        cap = max(k, 64)
-        for name in self.POOL_ARRAYS:
-            old = a[name]
-            if old.shape[0] == 0:  # DQN-only arrays of another learner
-                out[name] = old
-                continue
-            if keep_in_place:
-                out[name] = old[k : k + m].copy()
-                old[k : k + m] = 0  # rows past the pool's count read as fresh (zeroed) rows
-                continue
-            fresh = np.zeros((cap,) + old.shape[1:], old.dtype)
-            fresh[:k] = old[m : m + k]
-            a[name] = fresh
-            out[name] = _shrink_rows(old, m)
+        del inv, live
+        if not keep_in_place:
+            cap = max(k, 64)
+            for name in self.POOL_ARRAYS:
+                old = a[name]
+                if old.shape[0] == 0:
+                    out[name] = old
+                    continue
+                fresh = np.zeros((cap,) + old.shape[1:], old.dtype)
+                fresh[:k] = old[m : m + k]
+                a[name] = fresh
+                out[name] = _shrink_rows(old, m)
         self.ctl[C.C_REC] = k
         if not keep_in_place:
-            self.ctl[C.C_REC_CAP] = cap
+            self.ctl[C.C_REC_CAP] = max(k, 64)
         self.ctl[C.C_EMITTED] = int(np.count_nonzero(a["r_meta"][:k, C.RM_LEVEL] >= 0))
         self._build_E()
         return out
