@@ -88,6 +88,8 @@ def _search_spec(policy, learner, d, n_games: int) -> dict:
             spec["samples"] = C.FAN_MULT  # outcome index space in the children's keys
         if not d.simultaneous:
             fan = fanout + (fanout > 1)  # a chance node and its outcome children
+            if spec["resample"]:
+                fan = 2  # a simulation adds at most a resampled chance node and one outcome child
         spec.update(
             sims=sims,
             max_depth=p["max_depth"],

@@ -413,8 +413,9 @@ def _same(a, b):
         rf.policies.Minimax(depth=2),
         rf.policies.Mcts(num_simulations=16, chance=rf.chance_modes.Committed(3)),
         rf.policies.Mcts(num_simulations=16, chance=rf.chance_modes.ExpandAll()),
+        rf.policies.Mcts(num_simulations=16, chance=rf.chance_modes.AlwaysResample()),
     ],
-    ids=["minimax", "mcts-committed", "mcts-expand"],
+    ids=["minimax", "mcts-committed", "mcts-expand", "mcts-resample"],
 )
 def test_in_step_chance_search_is_deterministic_across_threads(policy):
     one = _engine(policy, n_games=4, n_threads=1).collect(24, leaf_q)
