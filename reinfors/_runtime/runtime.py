@@ -832,12 +832,14 @@ class Runtime:
 
         Returns ``{pool array name: [m, ...] array}`` holding the ``m`` emitted records below the
         window's cut (:meth:`_cut_at`) ordered by (decision level, slot, sequence) — the canonical
-        order that makes batches identical at any ``n_threads``.  Every pool array is permuted in
-        place (delivered records first, then the kept ones — open trajectories and records
-        completed beyond the cut — in pool order) and the delivered prefix is handed out without
-        a copy (the array is shrunk to ``m`` rows); the kept records move into fresh pool arrays
-        and the trajectory lists are rewritten.  So a large batch costs its own bytes once, not a
-        pool copy beside it.  Only between windows.
+        order that makes batches identical at any ``n_threads``.  When the delivered records are
+        most of the pool, every pool array is permuted in place (delivered records first, then the
+        kept ones — open trajectories and records completed beyond the cut) and the delivered
+        prefix is handed out without a copy (the array is shrunk to ``m`` rows) while the kept
+        records move into fresh pool arrays; otherwise the delivered rows are copied out and the
+        kept rows beyond the kept count fill their holes.  The trajectory lists are rewritten
+        either way.  So a large batch costs its own bytes once, not a pool copy beside it.  Only
+        between windows.
         """
         n = int(self.ctl[C.C_REC])
         meta = self._arrays["r_meta"][:n]
