@@ -535,15 +535,14 @@ class Engine:
         perm = d.head_table()
         legal_ids, legal_off = _records.legal_csr(r.pop("r_legal"), m, d.legal_ranks)
         searched = self._learner.name in ("alphazero", "treestrap")  # their batches carry no actions
-        actions = None if searched else meta[:, C.RM_ACTION]
         if perm is not None:
             _records.map_ids(legal_ids, legal_off, players, perm)
             if searched:
                 _records.map_columns(r["r_tgt"], players, perm)
-            else:
-                actions = perm[players, actions]
-        elif not searched:
-            actions = actions.copy()
+        actions = None
+        if not searched:
+            actions = meta[:, C.RM_ACTION]
+            actions = perm[players, actions] if perm is not None else actions.copy()
         common = dict(
             obs=r["r_obs"],
             players=players,

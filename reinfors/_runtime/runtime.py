@@ -895,7 +895,6 @@ class Runtime:
         sel = out_idx[order]
         del order
         out = {}
-        inv = np.empty(n, np.int64)
         if keep_in_place:
             holes = out_idx[out_idx < k]  # delivered rows inside the kept prefix ...
             movers = keep[keep >= k]  # ... receive the kept rows beyond it (as many)
@@ -909,7 +908,7 @@ class Runtime:
                 if arr.shape[1]:
                     _records.move_rows(arr, movers, holes)
                     arr[k:n] = 0  # rows past the pool's count read as fresh (zeroed) rows
-            inv[:] = np.arange(n, dtype=np.int64)
+            inv = np.arange(n, dtype=np.int64)
             inv[movers] = holes
             inv[sel] = -1
             del holes, movers
@@ -920,14 +919,9 @@ class Runtime:
             for name in self.POOL_ARRAYS:
                 if a[name].shape[0] and a[name].shape[1]:
                     _records.permute_rows(a[name], perm, n, seen)
+            inv = np.empty(n, np.int64)
             inv[perm] = np.arange(n, dtype=np.int64) - m
             del perm, seen
-        # Open trajectories reference only kept records: old index -> new index in the kept pool.
-        ti, tc = a["traj_idx"], a["traj_cnt"]
-        live = np.arange(ti.shape[2])[None, None, :] < tc[:, :, None]
-        ti[live] = np.maximum(inv[ti[live]], -1)
-        del inv, live
-        if not keep_in_place:
             cap = max(k, 64)
             for name in self.POOL_ARRAYS:
                 old = a[name]
@@ -938,9 +932,13 @@ class Runtime:
                 fresh[:k] = old[m : m + k]
                 a[name] = fresh
                 out[name] = _shrink_rows(old, m)
+            self.ctl[C.C_REC_CAP] = cap
+        # Open trajectories reference only kept records: old index -> new index in the kept pool.
+        ti, tc = a["traj_idx"], a["traj_cnt"]
+        live = np.arange(ti.shape[2])[None, None, :] < tc[:, :, None]
+        ti[live] = np.maximum(inv[ti[live]], -1)
+        del inv, live
         self.ctl[C.C_REC] = k
-        if not keep_in_place:
-            self.ctl[C.C_REC_CAP] = max(k, 64)
         self.ctl[C.C_EMITTED] = int(np.count_nonzero(a["r_meta"][:k, C.RM_LEVEL] >= 0))
         self._build_E()
         return out
