@@ -330,11 +330,10 @@ class Runtime:
             t_path=np.zeros((G, P, 2), np.int64),  # selection path (node, action)
             t_rng=np.zeros((G, 1), np.uint64),  # in-tree chance stream
             t_list=np.zeros((G, 4, M), np.int64),  # frontier (x2), new-node and batch lists
-            # sequential games: each node's legal actions (in order; count in t_ni[..., TN_NLEG]) and
-            # which of its edge entries were initialised since its setup (the trees below the
-            # root touch only legal edges: search_parts.tmpl); placeholders when simultaneous
+            # sequential games: each node's legal actions (in order; count in t_ni[..., TN_NLEG]; the
+            # trees below the root touch only legal edges: search_parts.tmpl); a placeholder when
+            # simultaneous
             t_edges=np.zeros((max(G, G_order), M, 1 if self.gdef.simultaneous else A), np.int32),
-            t_seen=np.zeros((G, M, 1 if self.gdef.simultaneous else A), np.uint8),
         )
 
     # -- routes ----------------------------------------------------------------------------------
@@ -438,7 +437,7 @@ class Runtime:
         "t_state", "t_ni", "t_child", "t_visits", "t_ef", "t_nv", "t_legal", "t_path", "t_rng", "t_list", "rq",
         "r_tgt", "ftele", "cctl", "c_keys", "c_gen", "c_vals", "c_logk", "c_logi", "c_logv", "a_keys", "a_index",
         "a_alias", "a_alias_n", "a_epoch", "gated", "gated_n", "rkeys", "rdedup", "sb_states", "sb_meta", "sb_rng",
-        "t_edges", "t_seen",
+        "t_edges",
     )  # fmt: skip
 
     def _build_E(self) -> None:

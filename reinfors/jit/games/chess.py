@@ -265,7 +265,8 @@ def legal(params, state, agent, mask):
 
 @kernel
 def legal_list(params, state, agent, mask, ids):
-    """:func:`legal` and the legal ids in order into ``ids: [>= 218]`` in one pass (tree edges)."""
+    """:func:`legal` and the legal ids in order into ``ids: [>= 218]`` in one pass (tree edges).
+    Writes the whole ``mask`` (tree nodes do not clear it first: ``_node_state_info``)."""
     for a in range(mask.shape[0]):
         mask[a] = 0
     if agent != state[TURN]:
