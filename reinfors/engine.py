@@ -373,7 +373,8 @@ class Engine:
         pol = self._policy
         if pol.output == "q":
             return QValidator(pol.n_heads, d.n_actions)
-        return PVValidator(d.n_actions, "AlphaZero" if pol.name == "alphazero" else "Ppo")
+        # In place unless the cache logs the rows: its log stores them whole.
+        return PVValidator(d.n_actions, "AlphaZero" if pol.name == "alphazero" else "Ppo", in_place=not self._infer_cache)
 
     def collect(self, n_records, infer, *, progress: bool = False):
         """Collect at least ``n_records`` records (a floor; batches may exceed it).

@@ -343,4 +343,4 @@ def _drive(rt: Runtime, infer, validate) -> None:
         unique_rows = rows[unique_src]  # [u, O] float32, a fresh C-contiguous array
         pred = validate(infer(unique_rows), len(unique_rows))  # [u, W] float64
         out = pred[row_uid]  # [n, W], arena row order
-        k.finish_fire(E, rt.spans, rt.span_n, route, i, out, rt.ready_buf, True, np.int64(0))
+        k.finish_fire(E, rt.spans, rt.span_n, route, i, out, rt.ready_buf, True, np.int64(0), validate.raw)

@@ -32,11 +32,14 @@ def resolve_infer(infer, n_players: int) -> list:
     return fns
 
 
-def _dtype_check(x, what: str):
+def _dtype_check(x, what: str, field: str = ""):
+    """``what`` (and ``field``, joined by a space) names the array in the error."""
+    if isinstance(x, np.ndarray) and (x.dtype == np.float64 or x.dtype == np.float32):
+        return
+    what = f"{what} {field}" if field else what
     if not isinstance(x, np.ndarray):
         raise TypeError(f"{what} must be a float64 or float32 ndarray; got type {type(x).__name__}")
-    if x.dtype != np.float64 and x.dtype != np.float32:
-        raise TypeError(f"{what} must be a float64 or float32 ndarray; got dtype {x.dtype}")
+    raise TypeError(f"{what} must be a float64 or float32 ndarray; got dtype {x.dtype}")
 
 
 class _Rows:
@@ -54,10 +57,26 @@ class _Rows:
         return self.buf[:rows]
 
 
-class QValidator:
+class _Validator:
+    """What every validator hands ``finish_fire`` besides its prediction rows: ``raw``, the
+    ``(address, rows, row stride)`` of float32 logits that the engine reads in place (all zero:
+    none, the rows are complete), and the array behind it, held until :meth:`release`."""
+
+    def __init__(self):
+        self.raw = np.zeros(3, np.int64)
+        self._held = None
+
+    def release(self) -> None:
+        """The engine has routed the last fire's rows: drop the outputs and the address."""
+        self._held = None
+        self.raw[:] = 0
+
+
+class QValidator(_Validator):
     """Q-family output ``(rows, n_heads, A)`` → prediction rows ``(rows, n_heads * A)`` float64."""
 
     def __init__(self, n_heads: int, n_actions: int):
+        super().__init__()
         self.n_heads, self.n_actions = n_heads, n_actions
         self.width = n_heads * n_actions
         self._rows = _Rows(self.width)
@@ -77,13 +96,20 @@ class QValidator:
         return pred
 
 
-class PVValidator:
-    """``(policy_logits (rows, >= A), values (rows,))`` → rows ``[logits[:, :A] | value]`` float64."""
+class PVValidator(_Validator):
+    """``(policy_logits (rows, >= A), values (rows,))`` → rows ``[logits[:, :A] | value]`` float64.
 
-    def __init__(self, n_actions: int, label: str):
+    With ``in_place`` (the engine without an inference cache) float32 logits whose rows are
+    contiguous are checked where they are and read by the engine in place (``raw``): only the
+    value column is widened into the rows, and the engine widens just the logits it stores (a
+    tree node's legal actions).  The result is the same; the full-width copy is not made."""
+
+    def __init__(self, n_actions: int, label: str, in_place: bool = False):
+        super().__init__()
         self.n_actions = n_actions
         self.label = label  # "AlphaZero" / "Ppo"
         self.width = n_actions + 1
+        self.in_place = in_place
         self._rows = _Rows(self.width)
 
     def __call__(self, out, rows: int) -> np.ndarray:
@@ -95,8 +121,8 @@ class PVValidator:
                 f"{label} infer must return a (policy_logits, values) tuple; got a {len(out)}-element tuple"
             )
         logits, values = out
-        _dtype_check(logits, f"{label} infer policy_logits")
-        _dtype_check(values, f"{label} infer values")
+        _dtype_check(logits, label, "infer policy_logits")
+        _dtype_check(values, label, "infer values")
         if logits.ndim != 2:
             raise TypeError(f"{label} infer policy_logits must be a 2-d ndarray; got {logits.ndim}-d")
         if values.ndim != 1:
@@ -108,7 +134,12 @@ class PVValidator:
             )
         pred = self._rows.take(rows)
         A = self.n_actions
-        finite = _outputs.widen_rows(logits, A, pred, 0)
+        st = logits.strides
+        if self.in_place and logits.dtype == np.float32 and st[1] == 4 and st[0] >= 4 * A and st[0] % 4 == 0:
+            finite = _outputs.finite_cols(logits, A, self.raw)
+            self._held = logits
+        else:
+            finite = _outputs.widen_rows(logits, A, pred, 0)
         finite = _outputs.widen_rows(values.reshape(rows, 1), 1, pred, A) and finite
         if not finite:
             raise ValueError(f"{label} infer outputs must contain only finite values")

@@ -580,6 +580,7 @@ class Runtime:
             # After a callback error the window runs to its end on all-zero outputs (the
             # callback is not called again); its batch is discarded and the error re-raised.
             # (The same after a stream's stop().)  These are no predictions: never cache them.
+            validate.release()
             pred = np.zeros((n, self.width), np.float64)
             gen = np.int64(-1)
         retained = not self.copy_mode and sys.getrefcount(owner) + sys.getrefcount(view) > base
@@ -589,7 +590,8 @@ class Runtime:
             self.copy_mode = True
         # Route back, recycle, clear the helpers' stop request, queue the ready slots.
         self.ctl[C.C_FIREGEN] = wgen
-        self.k.finish_fire(self.E, self.spans, self.span_n, route, i, pred, self.ready_buf, not retained, gen)
+        self.k.finish_fire(self.E, self.spans, self.span_n, route, i, pred, self.ready_buf, not retained, gen, validate.raw)
+        validate.release()
 
     # -- the window ------------------------------------------------------------------------------
 

@@ -4,13 +4,20 @@ One pass per fire over the callback's arrays (float32 or float64, any strides), 
 prediction buffer the route keeps between fires: no temporary array, no separate reduction.
 float32 values widen exactly, so the rows are bit-identical to float64 outputs of the same
 values.  Used by ``reinfors/_runtime/routes.py``; compiled once per input dtype / layout.
+
+float32 policy logits need not be widened at all: :func:`finite_cols` checks them in place
+(read-only) and the engine's ``route`` reads the columns it stores straight from the callback's
+array (:func:`f32_rows` over its address), widening only those.  A tree node stores its legal
+actions' logits alone (chess: ~30 of 4,672 columns), so the full-width copy is not paid.
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from ._compile import kernel
+from .pointers import void_ptr
 
 
 @kernel
@@ -33,3 +40,28 @@ def widen_rows(src, n_cols, dst, col0):
             d[c] = x
             bad += (x - x) != 0.0
     return bad == 0
+
+
+@kernel
+def finite_cols(src, n_cols, raw):
+    """True when ``src[:, :n_cols]`` holds only finite values (the check of :func:`widen_rows`,
+    without the copy, in the array's own precision); ``raw`` receives ``(address, rows, row
+    stride in elements)`` of ``src`` for :func:`f32_rows`."""
+    bad = 0
+    for r in range(src.shape[0]):
+        s = src[r, :n_cols]
+        for c in range(n_cols):
+            x = s[c]
+            bad += (x - x) != 0.0
+    raw[0] = src.ctypes.data
+    raw[1] = src.shape[0]
+    raw[2] = src.strides[0] // src.itemsize
+    return bad == 0
+
+
+@kernel(inline="always")
+def f32_rows(address, rows, stride):
+    """The float32 ``[rows, stride]`` array at ``address`` (a callback's logits with a row stride
+    of ``stride`` elements; ``rows = 0`` for none).  No meminfo: the caller holds the array for
+    as long as this view is read."""
+    return numba.carray(void_ptr(address), (rows, stride), np.float32)

@@ -3,6 +3,8 @@ validation.  (Record-for-record agreement with reinfors 0.4.0 is in tests/differ
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from test_user_games import make_nim  # tests/ is on sys.path (rootdir conftest)
@@ -226,83 +228,68 @@ def test_alphazero_output_validation_and_recovery():
     assert len(b.obs) >= 10
 
 
-def test_search_callback_exception_propagates_and_engine_recovers():
-    eng = rf.Engine(rf.games.Connect4(), C4_REWARD, rf.policies.Minimax(depth=2), rf.learners.TreeStrap(), n_games=2)
+def test_float32_logits_read_in_place_give_the_widened_batches():
+    """float32 logits with contiguous rows are read where they are (only the stored columns are
+    widened); float64 and column-strided logits go through the copy.  Batches are identical, a
+    NaN in any of the first A columns (legal or not) is refused, and the engine holds no output
+    array once its rows are routed."""
+    f64 = linear_pv(84, 7, seed=4)
 
-    class Boom(Exception):
-        pass
+    def f32(obs):
+        lg, v = f64(obs)
+        return lg.astype(np.float32), v.astype(np.float32)
 
-    def bad(obs):
-        raise Boom("callback failed")
+    def wide(obs):  # row stride 9 floats: still in place (the columns past A are never read)
+        lg, v = f32(obs)
+        return np.concatenate([lg, np.full((len(lg), 2), np.nan, np.float32)], axis=1), v
 
-    with pytest.raises(Boom):
-        eng.collect(10, bad)
-    assert len(eng.collect(10, zero_q(7)).obs) >= 10
+    def strided(obs):  # column stride 2: copied
+        lg, v = f32(obs)
+        return np.repeat(lg, 2, axis=1)[:, ::2], v
 
+    def widened(obs):  # the float64 values of the float32 logits: copied
+        lg, v = f32(obs)
+        return lg.astype(np.float64), v
 
-def _snake_heads(obs_size, n_heads, seed=3):
-    w = np.random.default_rng(seed).standard_normal((obs_size, n_heads, 3)) * 0.3
-    return lambda obs: np.einsum("ro,oha->rha", obs.astype(np.float64), w)
+    def engine(sims=8, n_games=3):
+        return rf.Engine(rf.games.Connect4(), C4_REWARD, rf.policies.AlphaZero(num_simulations=sims),
+                         rf.learners.AlphaZero(), n_games=n_games, seed=9, n_threads=2)  # fmt: skip
 
+    def run(infer):
+        eng = engine()
+        return [eng.collect(60, infer) for _ in range(2)]
 
-@pytest.mark.parametrize("snakes", [2, 3])
-def test_selective_expectimax_on_snake(snakes):
-    """Every acting snake runs its own best-first search per tick (co-movers fanned by their
-    own Q, chance by the mode): per-snake TreeStrap records with per-head targets, identical at
-    any thread count; ExpandAll evaluates every food outcome (more leaves than Committed(1))."""
-    game = rf.games.Snake(grid_size=6, num_snakes=snakes, food=1, max_ticks=15)
-    cb = _snake_heads(game._def.obs_size, 2)
-    reward = rf.Reward(food=1.0, loss=-1.0)
-    out = {}
-    for chance in ("committed", "expand_all"):
-        mode = rf.chance_modes.ExpandAll() if chance == "expand_all" else rf.chance_modes.Committed()
-        pol = rf.policies.SelectiveExpectimax(expansion_budget=6, top_k=2, n_heads=2, opponent="distributional",
-                                              chance=mode)  # fmt: skip
-        runs = []
-        for n_threads in (1, 2):
-            eng = rf.Engine(game, reward, pol, rf.learners.TreeStrap(outcome_weight=0.5, interior_targets=True),
-                            n_games=3, seed=4, n_threads=n_threads)  # fmt: skip
-            runs.append(eng.collect(60, cb))
-        a, b = runs
-        for f in ("obs", "players", "targets", "masks"):
-            assert np.array_equal(getattr(a, f), getattr(b, f)), f
-        assert a.targets.shape == (len(a.obs), 2, 3) and a.masks.shape == (len(a.obs), 2)
-        assert set(np.unique(a.players)) <= set(range(snakes)) and len(a.obs) >= 60
-        t = a.telemetry
-        assert t["mean_sigma"] > 0.0 and t["mean_disagreement"] > 0.0
-        assert 1.0 <= t["mean_expansions"] <= 6.0 and t["max_depth"] >= 1
-        assert t["terminal_sims"] == t["depthcap_sims"] == 0
-        out[chance] = t
-    assert out["expand_all"]["mean_leaves"] > out["committed"]["mean_leaves"]
+    ref = run(widened)
+    for infer in (f32, wide, strided):
+        for a, b in zip(run(infer), ref):
+            for name in ("obs", "policy_targets", "value_targets", "policy_weights", "legal_ids", "players"):
+                np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=f"{infer.__name__} {name}")
 
+    last, refs = [], []
 
-@pytest.mark.parametrize("policy", ["alphazero", "mcts"])
-def test_expand_all_evaluates_every_food_outcome(policy):
-    """ExpandAll on Snake: an expansion whose step places food creates one child per free cell
-    and evaluates them all (extra rows), backing up their probability-weighted value."""
-    game = rf.games.Snake(grid_size=5, food=1, max_ticks=20)
-    chance = rf.chance_modes.ExpandAll()
-    if policy == "alphazero":
-        pol, lrn, cb = rf.policies.AlphaZero(num_simulations=8, chance=chance), rf.learners.AlphaZero(), linear_pv
-    else:
-        pol, lrn, cb = rf.policies.Mcts(num_simulations=8, chance=chance), rf.learners.TreeStrap(), linear_q
-    out = []
-    for n_threads in (1, 2):
-        eng = rf.Engine(game, rf.Reward(food=1.0, loss=-1.0), pol, lrn, n_games=3, seed=5, n_threads=n_threads)
-        out.append(eng.collect(40, cb(game._def.obs_size, 3)))
-    a, b = out
-    assert np.array_equal(a.obs, b.obs)
-    # a food fan on a 5x5 board evaluates every free cell's child in one request: several times
-    # the rows of the same search committing one outcome per edge
-    one = rf.chance_modes.Committed()
-    pol1 = (
-        rf.policies.AlphaZero(num_simulations=8, chance=one)
-        if policy == "alphazero"
-        else rf.policies.Mcts(num_simulations=8, chance=one)
-    )
-    eng = rf.Engine(game, rf.Reward(food=1.0, loss=-1.0), pol1, lrn, n_games=3, seed=5)
-    t1 = eng.collect(40, cb(game._def.obs_size, 3)).telemetry
-    assert a.telemetry["extra_eval_rows"] > 3 * t1["extra_eval_rows"]
+    def tracked(obs):  # the previous call's logits: routed, so referenced by ``last`` alone
+        if last:
+            refs.append(sys.getrefcount(last[0]))
+        out = f32(obs)
+        last[:] = [out[0]]
+        return out
+
+    engine().collect(20, tracked)
+    assert len(refs) > 10 and set(refs) == {2}  # ``last`` and the call's argument
+
+    def nan_at(col):
+        def infer(obs):
+            lg, v = f32(obs)
+            lg[:, col] = np.nan
+            return lg, v
+
+        return infer
+
+    eng = engine(sims=4, n_games=2)
+    for col in (0, 6):  # any of the first A columns (those past A are never read: ``wide`` above)
+        with pytest.raises(ValueError, match="AlphaZero infer outputs must contain only finite values"):
+            eng.collect(10, nan_at(col))
+    assert len(eng.collect(10, f32).obs) >= 10
 
 
 # -- simultaneous games (decoupled search) -------------------------------------------------------

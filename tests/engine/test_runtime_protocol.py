@@ -82,7 +82,7 @@ def test_alias_claims_reconcile_registered_and_abandoned():
     assert k.find_fireable(E, rt.spans, rt.span_n, acc) == 0
     out = np.arange(2 * rt.width, dtype=np.float64).reshape(2, rt.width)
     ready = np.zeros(rt.G, np.int64)
-    n = k.finish_fire(E, rt.spans, rt.span_n, 0, 0, out, ready, True, np.int64(0))
+    n = k.finish_fire(E, rt.spans, rt.span_n, 0, 0, out, ready, True, np.int64(0), np.zeros(3, np.int64))
     assert sorted(ready[:n].tolist()) == [0, 1]  # slot 2's claim was abandoned: still waiting
     assert pending[2] == 1 and (rt["preds"][1, 0] == out[0]).all() and (rt["preds"][0, 0] == out[0]).all()
     assert rt.cache_counters()["aliases"] == 1
