@@ -292,6 +292,85 @@ def test_float32_logits_read_in_place_give_the_widened_batches():
     assert len(eng.collect(10, f32).obs) >= 10
 
 
+def test_search_callback_exception_propagates_and_engine_recovers():
+    eng = rf.Engine(rf.games.Connect4(), C4_REWARD, rf.policies.Minimax(depth=2), rf.learners.TreeStrap(), n_games=2)
+
+    class Boom(Exception):
+        pass
+
+    def bad(obs):
+        raise Boom("callback failed")
+
+    with pytest.raises(Boom):
+        eng.collect(10, bad)
+    assert len(eng.collect(10, zero_q(7)).obs) >= 10
+
+
+def _snake_heads(obs_size, n_heads, seed=3):
+    w = np.random.default_rng(seed).standard_normal((obs_size, n_heads, 3)) * 0.3
+    return lambda obs: np.einsum("ro,oha->rha", obs.astype(np.float64), w)
+
+
+@pytest.mark.parametrize("snakes", [2, 3])
+def test_selective_expectimax_on_snake(snakes):
+    """Every acting snake runs its own best-first search per tick (co-movers fanned by their
+    own Q, chance by the mode): per-snake TreeStrap records with per-head targets, identical at
+    any thread count; ExpandAll evaluates every food outcome (more leaves than Committed(1))."""
+    game = rf.games.Snake(grid_size=6, num_snakes=snakes, food=1, max_ticks=15)
+    cb = _snake_heads(game._def.obs_size, 2)
+    reward = rf.Reward(food=1.0, loss=-1.0)
+    out = {}
+    for chance in ("committed", "expand_all"):
+        mode = rf.chance_modes.ExpandAll() if chance == "expand_all" else rf.chance_modes.Committed()
+        pol = rf.policies.SelectiveExpectimax(expansion_budget=6, top_k=2, n_heads=2, opponent="distributional",
+                                              chance=mode)  # fmt: skip
+        runs = []
+        for n_threads in (1, 2):
+            eng = rf.Engine(game, reward, pol, rf.learners.TreeStrap(outcome_weight=0.5, interior_targets=True),
+                            n_games=3, seed=4, n_threads=n_threads)  # fmt: skip
+            runs.append(eng.collect(60, cb))
+        a, b = runs
+        for f in ("obs", "players", "targets", "masks"):
+            assert np.array_equal(getattr(a, f), getattr(b, f)), f
+        assert a.targets.shape == (len(a.obs), 2, 3) and a.masks.shape == (len(a.obs), 2)
+        assert set(np.unique(a.players)) <= set(range(snakes)) and len(a.obs) >= 60
+        t = a.telemetry
+        assert t["mean_sigma"] > 0.0 and t["mean_disagreement"] > 0.0
+        assert 1.0 <= t["mean_expansions"] <= 6.0 and t["max_depth"] >= 1
+        assert t["terminal_sims"] == t["depthcap_sims"] == 0
+        out[chance] = t
+    assert out["expand_all"]["mean_leaves"] > out["committed"]["mean_leaves"]
+
+
+@pytest.mark.parametrize("policy", ["alphazero", "mcts"])
+def test_expand_all_evaluates_every_food_outcome(policy):
+    """ExpandAll on Snake: an expansion whose step places food creates one child per free cell
+    and evaluates them all (extra rows), backing up their probability-weighted value."""
+    game = rf.games.Snake(grid_size=5, food=1, max_ticks=20)
+    chance = rf.chance_modes.ExpandAll()
+    if policy == "alphazero":
+        pol, lrn, cb = rf.policies.AlphaZero(num_simulations=8, chance=chance), rf.learners.AlphaZero(), linear_pv
+    else:
+        pol, lrn, cb = rf.policies.Mcts(num_simulations=8, chance=chance), rf.learners.TreeStrap(), linear_q
+    out = []
+    for n_threads in (1, 2):
+        eng = rf.Engine(game, rf.Reward(food=1.0, loss=-1.0), pol, lrn, n_games=3, seed=5, n_threads=n_threads)
+        out.append(eng.collect(40, cb(game._def.obs_size, 3)))
+    a, b = out
+    assert np.array_equal(a.obs, b.obs)
+    # a food fan on a 5x5 board evaluates every free cell's child in one request: several times
+    # the rows of the same search committing one outcome per edge
+    one = rf.chance_modes.Committed()
+    pol1 = (
+        rf.policies.AlphaZero(num_simulations=8, chance=one)
+        if policy == "alphazero"
+        else rf.policies.Mcts(num_simulations=8, chance=one)
+    )
+    eng = rf.Engine(game, rf.Reward(food=1.0, loss=-1.0), pol1, lrn, n_games=3, seed=5)
+    t1 = eng.collect(40, cb(game._def.obs_size, 3)).telemetry
+    assert a.telemetry["extra_eval_rows"] > 3 * t1["extra_eval_rows"]
+
+
 # -- simultaneous games (decoupled search) -------------------------------------------------------
 
 
