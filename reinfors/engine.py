@@ -32,6 +32,7 @@ from ._runtime.composition import (
     _check_engine_ranges,
     _search_spec,
 )
+from ._runtime.gamedef import reached_state_starts
 from ._runtime.notice import compile_notice
 from ._runtime.routes import PVValidator, QValidator, resolve_infer
 from ._runtime.runtime import Runtime
@@ -187,7 +188,7 @@ class Engine:
                 raise ValueError(
                     "Minimax's zero-sum negation requires an antisymmetric reward: set loss = -win and draw = 0"
                 )
-        if start_buffer and not _reached_state_starts(d.name):
+        if start_buffer and not reached_state_starts(d.name):
             raise ValueError(f"this game does not support start_buffer; see {CATALOGUE_COMPAT}")
         _check_engine_caps(policy)
         # Byte budget of one inference call: the original counts every player as a simultaneous
@@ -759,14 +760,6 @@ class Engine:
 
     def __repr__(self) -> str:
         return f"Engine({self._game.name!r}, {self._policy.name!r}, {self._learner.name!r}, n_games={self._n_games})"
-
-
-def _reached_state_starts(name: str) -> bool:
-    """Whether the catalogue lists ``start_buffer`` support for game ``name`` (user games: no)."""
-    from .catalog import GAMES
-
-    info = GAMES.get(name)
-    return bool(info is not None and info.reached_state_starts)
 
 
 def _stamp(generation: int) -> int:

@@ -106,6 +106,7 @@ class GameDef:
                         simultaneous=self.simultaneous,
                         chance_in_step=self.chance_in_step,
                         legal_ranks=self.legal_ranks,
+                        start_buffer=reached_state_starts(self.name),
                     )
         return k
 
@@ -158,3 +159,12 @@ class GameDef:
             return "truncated flag set before the horizon"
         fn = getattr(self.ns, "validate_state", None)
         return None if fn is None else fn(self.params, state)
+
+
+def reached_state_starts(name: str) -> bool:
+    """Whether the catalogue lists ``start_buffer`` support for game ``name`` (user games: no;
+    the Engine refuses ``start_buffer`` by the same rule)."""
+    from reinfors.catalog import GAMES
+
+    info = GAMES.get(name)
+    return bool(info is not None and info.reached_state_starts)
