@@ -66,6 +66,11 @@ class _Validator:
         self.raw = np.zeros(3, np.int64)
         self._held = None
 
+    @property
+    def held(self):
+        """The outputs ``raw`` addresses (None: none)."""
+        return self._held
+
     def release(self) -> None:
         """The engine has routed the last fire's rows: drop the outputs and the address."""
         self._held = None

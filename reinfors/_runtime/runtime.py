@@ -583,7 +583,13 @@ class Runtime:
             validate.release()
             pred = np.zeros((n, self.width), np.float64)
             gen = np.int64(-1)
-        retained = not self.copy_mode and sys.getrefcount(owner) + sys.getrefcount(view) > base
+        # Logits the validator holds for route (read in place) are no caller's: when they are a
+        # view of the lent rows (``view`` itself, or an array whose base NumPy collapsed to
+        # ``owner``), that one reference does not keep the arena.
+        held = validate.held
+        mine = 1 if held is not None and (held is view or held.base is owner) else 0
+        del held
+        retained = not self.copy_mode and sys.getrefcount(owner) + sys.getrefcount(view) - mine > base
         if retained:
             # Never overwrite rows a caller still holds: this arena stays LENT (skipped by every
             # writer; the pool has slack for it) and later fires lend copies instead.

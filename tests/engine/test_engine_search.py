@@ -277,6 +277,28 @@ def test_float32_logits_read_in_place_give_the_widened_batches():
     engine().collect(20, tracked)
     assert len(refs) > 10 and set(refs) == {2}  # ``last`` and the call's argument
 
+    # Outputs that are views of the lent rows are read in place too; the validator's hold on
+    # them is not the caller's (the rows stay on loan, no copy mode), while a callback that keeps
+    # the rows still gets copies from then on, and its views are never overwritten.
+    def aliased(obs):
+        return obs[:, :7], obs[:, 0]
+
+    eng = engine()
+    views = [eng.collect(60, aliased) for _ in range(2)]
+    assert not eng._rt.copy_mode
+    for a, b in zip(views, run(lambda obs: (obs[:, :7].copy(), obs[:, 0].copy()))):
+        np.testing.assert_array_equal(a.policy_targets, b.policy_targets)
+    kept = []
+
+    def keeps(obs):
+        kept.append((obs, obs.copy()))
+        return obs[:, :7], obs[:, 0]
+
+    eng = engine()
+    for _ in range(2):
+        eng.collect(60, keeps)
+    assert eng._rt.copy_mode and all(np.array_equal(v, snap) for v, snap in kept)
+
     def nan_at(col):
         def infer(obs):
             lg, v = f32(obs)
