@@ -316,11 +316,11 @@ class Engine:
             if not self._batch_size and search is not None and search["max_rows"] > 1:
                 # Automatic batch for multi-row searches (a Minimax round is thousands of rows per
                 # slot): fill calls from half the rows that can be in flight, up to 4096 rows.
-                # A SelectiveExpectimax round requests about a quarter of its bound (Snake: ~19 of
-                # 80 rows), so its bound / 4 counts: with a batch above the rows actually in flight
-                # no arena fills, every call waits for quiescence and the workers idle (Snake
-                # defaults, 16 games: 3.3-3.6 k rec/s at 80-160 rows, 0.6 k at 256-640).
-                share = 8 if pol.name == "selective_expectimax" else 2
+                # The rows in flight are the bound times the share a round typically requests
+                # (``rows_share``: SelectiveExpectimax 1/4): with a batch above the rows actually
+                # in flight no arena fills, every call waits for quiescence and the workers idle
+                # (Snake defaults, 16 games: 3.3-3.6 k rec/s at 80-160 rows, 0.6 k at 256-640).
+                share = 2 * search.get("rows_share", 1)
                 batch = max(batch, min(AUTO_SEARCH_BATCH, n * search["max_rows"] // share))
             threads = self._n_threads or min(os.cpu_count() or 1, n)
             learn = np.zeros(d.n_players, np.int64)

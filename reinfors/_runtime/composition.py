@@ -127,6 +127,9 @@ def _search_spec(policy, learner, d, n_games: int) -> dict:
             nodes=1 + budget * A * (fanout + (fanout > 1)),
             path=2,
             max_rows=min(top_k, budget) * (A * fanout + 1),
+            # A round requests about a quarter of max_rows (Snake: ~19 of 80): the automatic
+            # batch counts that share of the bound (Engine._runtime).
+            rows_share=4,
             interior_targets=int(bool(lp.get("interior_targets"))),
             interior=budget if lp.get("interior_targets") else 0,
         )
