@@ -544,7 +544,7 @@ class Engine:
         searched = self._learner.name in ("alphazero", "treestrap")  # their batches carry no actions
         if perm is not None:
             _records.map_ids(legal_ids, legal_off, players, perm)
-            if searched:
+            if self._learner.name == "treestrap":
                 _records.map_columns(r["r_tgt"], players, perm)
         actions = None
         if not searched:
@@ -559,8 +559,12 @@ class Engine:
             telemetry=tele,
         )
         if self._learner.name == "alphazero":
+            # The records' compact targets (one per legal id, in CSR order: already in the head
+            # frame once the ids are) scatter into zeroed rows.
+            targets = np.zeros((m, d.n_actions), np.float64)
+            _records.scatter_rows(r["r_tgt"], legal_ids, legal_off, targets)
             return AlphaZeroBatch(
-                policy_targets=r["r_tgt"],
+                policy_targets=targets,
                 value_targets=f[:, C.RF_Z].copy(),
                 policy_weights=f[:, C.RF_WEIGHT].copy(),
                 **common,

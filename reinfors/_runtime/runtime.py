@@ -189,6 +189,9 @@ class Runtime:
         self._size_routes(n_routes)
         self.n_threads = n_threads
         self.learner_kind = learner_kind
+        # AlphaZero's records hold their targets compactly (one column per legal action, in the
+        # batch's legal-id order, _store_visit_targets); take_records hands them out so.
+        self.compact_targets = learner_kind == C.LEARNER_AZ
         self.n_step = n_step
         cfg = np.zeros(C.CFG_SIZE, np.int64)
         cfg[C.CFG_G], cfg[C.CFG_N], cfg[C.CFG_A], cfg[C.CFG_O] = G, N, A, O
@@ -472,7 +475,10 @@ class Runtime:
         shape[axis] = max(rows, 2 * a.shape[axis])
         b = np.zeros(shape, a.dtype)
         idx = tuple(slice(0, s) for s in a.shape)
-        b[idx] = a
+        if name == "r_tgt":  # the records' leading columns only: the rest of a row is never read
+            n = int(self.ctl[C.C_REC])
+            idx = (slice(0, n), slice(0, int(self._arrays["r_meta"][:n, C.RM_NTGT].max(initial=0))))
+        b[idx] = a[idx]
         self._arrays[name] = b
 
     @contextlib.contextmanager
@@ -845,8 +851,9 @@ class Runtime:
         prefix is handed out without a copy (the array is shrunk to ``m`` rows) while the kept
         records move into fresh pool arrays; otherwise the delivered rows are copied out and the
         kept rows beyond the kept count fill their holes.  The trajectory lists are rewritten
-        either way.  So a large batch costs its own bytes once, not a pool copy beside it.  Only
-        between windows.
+        either way.  So a large batch costs its own bytes once, not a pool copy beside it.
+        ``r_tgt`` rows hold their leading ``RM_NTGT`` columns only (AlphaZero's compact targets:
+        the batch scatters them); the rest of a row is stale.  Only between windows.
         """
         n = int(self.ctl[C.C_REC])
         meta = self._arrays["r_meta"][:n]
@@ -901,6 +908,13 @@ class Runtime:
         keep_in_place = m <= k
         sel = out_idx[order]
         del order
+        # A record's search targets are the leading RM_NTGT columns of its r_tgt row (AlphaZero:
+        # one per legal action, 30 of chess's 4,672); only those move.  Read before r_meta moves.
+        ntgt = meta[:n, C.RM_NTGT].copy()
+
+        def width(name, rows):  # the leading columns that rows (pool indices) hold
+            return ntgt[rows] if name == "r_tgt" else np.full(len(rows), a[name].shape[1], np.int64)
+
         out = {}
         if keep_in_place:
             holes = out_idx[out_idx < k]  # delivered rows inside the kept prefix ...
@@ -911,10 +925,16 @@ class Runtime:
                 if arr.shape[0] == 0:  # DQN-only arrays of another learner
                     out[name] = arr
                     continue
-                out[name] = arr[sel]
+                if name == "r_tgt":
+                    w = ntgt[sel]
+                    out[name] = np.zeros((m, int(w.max(initial=0))), arr.dtype)
+                    _records.take_rows(arr, sel, w, out[name])
+                else:
+                    out[name] = arr[sel]
                 if arr.shape[1]:
-                    _records.move_rows(arr, movers, holes)
-                    arr[k:n] = 0  # rows past the pool's count read as fresh (zeroed) rows
+                    _records.move_rows(arr, movers, holes, width(name, movers))
+                    if name != "r_tgt" or not self.compact_targets:
+                        arr[k:n] = 0  # rows past the pool's count read as fresh (zeroed) rows
             inv = np.arange(n, dtype=np.int64)
             inv[movers] = holes
             inv[sel] = -1
@@ -923,11 +943,12 @@ class Runtime:
             perm = np.concatenate((sel, keep))
             del out_idx
             seen = np.zeros(n, np.uint8)
+            every = np.arange(n, dtype=np.int64)
             for name in self.POOL_ARRAYS:
                 if a[name].shape[0] and a[name].shape[1]:
-                    _records.permute_rows(a[name], perm, n, seen)
+                    _records.permute_rows(a[name], perm, n, seen, width(name, every))
             inv = np.empty(n, np.int64)
-            inv[perm] = np.arange(n, dtype=np.int64) - m
+            inv[perm] = every - m
             del perm, seen
             cap = max(k, 64)
             for name in self.POOL_ARRAYS:
@@ -936,7 +957,10 @@ class Runtime:
                     out[name] = old
                     continue
                 fresh = np.zeros((cap,) + old.shape[1:], old.dtype)
-                fresh[:k] = old[m : m + k]
+                if name == "r_tgt":
+                    _records.take_rows(old, every[m : m + k], ntgt[keep], fresh)
+                else:
+                    fresh[:k] = old[m : m + k]
                 a[name] = fresh
                 out[name] = _shrink_rows(old, m)
             self.ctl[C.C_REC_CAP] = cap
@@ -1078,6 +1102,10 @@ class Runtime:
             return "record player out of range"
         if ((meta[:, C.RM_ACTION] < 0) | (meta[:, C.RM_ACTION] >= A)).any():
             return "record action out of range"
+        if ((meta[:, C.RM_NTGT] < 0) | (meta[:, C.RM_NTGT] > arrays["r_tgt"].shape[1])).any():
+            return "record target width out of range"
+        if self.compact_targets and (meta[:, C.RM_NTGT] != np.count_nonzero(arrays["r_legal"][:rec], axis=1)).any():
+            return "a record's compact targets do not match its legal set"
         if ((arrays["act_agents"] < 0) | (arrays["act_agents"] >= N)).any():
             return "acting agent out of range"
         if ((arrays["last_act"] != 0) & (arrays["last_act"] != 1)).any():

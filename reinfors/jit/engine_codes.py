@@ -179,7 +179,8 @@ RM_PLAYER = 3
 RM_ACTION = 4
 RM_FLAGS = 5  # bit 0 done, bit 1 can_bootstrap
 RM_GEN = 6  # weights generation of the decision's last inference (the batch's weights_generations)
-RM_SIZE = 7
+RM_NTGT = 7  # r_tgt columns the record holds: its leading ones (AlphaZero: one per legal action)
+RM_SIZE = 8
 
 # record float columns (r_f: [M, RF_SIZE] float64)
 RF_REWARD = 0  # DQN n-step reward

@@ -5,7 +5,9 @@ The engine's record pool is a set of row-aligned arrays (``r_obs [M, O] float32`
 most of the pool permutes every pool array *in place* into batch order, so the largest fields
 (observations, search targets) become the batch's arrays without a copy; a pool that keeps most
 of its records (long open episodes) instead fills the delivered rows' holes from its tail
-(``move_rows``).  The legality masks turn into the batch's CSR fields in one pass.
+(``move_rows``).  A row may hold only its leading columns (AlphaZero's compact targets, one per
+legal action): these kernels move just those.  The legality masks turn into the batch's CSR
+fields in one pass, and compact targets scatter into the batch's dense field (``scatter_rows``).
 Scheduler-side only (no worker runs while these execute).
 """
 
@@ -17,7 +19,7 @@ from ._compile import kernel
 
 
 @kernel
-def permute_rows(a, perm, n, seen):
+def permute_rows(a, perm, n, seen, width):
     """Reorder rows ``[0, n)`` of ``a`` in place so that new row ``j`` is old row ``perm[j]``.
 
     Parameters
@@ -26,43 +28,66 @@ def permute_rows(a, perm, n, seen):
     perm : [n] int64, a permutation of ``0 .. n-1``.
     n : int, rows to permute.
     seen : [n] uint8 scratch, zeroed here.
+    width : [n] int64, the leading columns each old row holds (``W``: all of them; a record's
+        ``RM_NTGT`` for the search targets); a moved row carries only those.
 
     Cycle-following with one row of temporary storage: O(n * W) moves, O(W) extra memory.
     """
-    W = a.shape[1]
-    tmp = np.empty(W, a.dtype)
+    tmp = np.empty(a.shape[1], a.dtype)
     for i in range(n):
         seen[i] = 0
     for start in range(n):
         if seen[start] != 0 or perm[start] == start:
             seen[start] = 1
             continue
-        for c in range(W):
+        for c in range(width[start]):
             tmp[c] = a[start, c]
         j = start
         while True:
             seen[j] = 1
             src = perm[j]
             if src == start:
-                for c in range(W):
+                for c in range(width[start]):
                     a[j, c] = tmp[c]
                 break
-            for c in range(W):
+            for c in range(width[src]):
                 a[j, c] = a[src, c]
             j = src
 
 
 @kernel
-def move_rows(a, src, dst):
-    """``a[dst[i]] = a[src[i]]`` for every ``i``, in place, one row at a time (``src`` and ``dst``
-    disjoint): what NumPy's ``a[dst] = a[src]`` does without its temporary copy of the moved rows
-    and its element-wise fancy assignment (measured 11 against 130 ms for 1,473 rows of 4,672
-    float64)."""
+def move_rows(a, src, dst, width):
+    """``a[dst[i], :width[i]] = a[src[i], :width[i]]`` for every ``i``, in place, one row at a time
+    (``src`` and ``dst`` disjoint): what NumPy's ``a[dst] = a[src]`` does without its temporary
+    copy of the moved rows and its element-wise fancy assignment (measured 11 against 130 ms for
+    1,473 rows of 4,672 float64), and of a compact row only its leading ``width`` columns."""
     for i in range(src.shape[0]):
         s = a[src[i]]
         d = a[dst[i]]
-        for c in range(s.shape[0]):
+        for c in range(width[i]):
             d[c] = s[c]
+
+
+@kernel
+def take_rows(a, rows, width, out):
+    """``out[i, :width[i]] = a[rows[i], :width[i]]`` (``out`` zeroed by the caller): ``a[rows]``
+    for rows that hold only their leading columns."""
+    for i in range(rows.shape[0]):
+        s = a[rows[i]]
+        d = out[i]
+        for c in range(width[i]):
+            d[c] = s[c]
+
+
+@kernel
+def scatter_rows(compact, ids, offsets, out):
+    """``out[i, ids[offsets[i] + j]] = compact[i, j]`` for ``j < offsets[i + 1] - offsets[i]``:
+    compact per-legal-action rows (AlphaZero's visit shares, in legal-id order) into the batch's
+    dense, zeroed ``[m, A]`` field (its pages that no legal id touches are never written)."""
+    for i in range(offsets.shape[0] - 1):
+        o = offsets[i]
+        for j in range(offsets[i + 1] - o):
+            out[i, ids[o + j]] = compact[i, j]
 
 
 @kernel

@@ -42,8 +42,42 @@ def test_permute_rows_matches_fancy_indexing(dtype):
     perm = rs.permutation(n).astype(np.int64)
     want = a.copy()
     want[:n] = a[perm]
-    records.permute_rows(a, perm, n, np.zeros(n, np.uint8))
+    records.permute_rows(a, perm, n, np.zeros(n, np.uint8), np.full(n, 5, np.int64))
     np.testing.assert_array_equal(a, want)
+
+
+def test_row_prefix_kernels_move_only_each_rows_leading_columns():
+    """AlphaZero's compact target rows hold ``width[i]`` leading columns; the pool kernels move,
+    take and permute just those (the stale rest of a row is never read), and ``scatter_rows``
+    puts them at the rows' legal ids."""
+    rs = np.random.default_rng(5)
+    a = rs.random((40, 9))
+    width = rs.integers(0, 10, 40)
+    src, dst = np.arange(30, 40), np.arange(0, 20, 2)
+    b = a.copy()
+    records.move_rows(b, src, dst, width[src])
+    for s, d in zip(src, dst, strict=True):
+        np.testing.assert_array_equal(b[d, : width[s]], a[s, : width[s]])
+        np.testing.assert_array_equal(b[d, width[s] :], a[d, width[s] :])  # the rest untouched
+    rows = rs.permutation(40)[:15]
+    out = np.zeros((15, 9))
+    records.take_rows(a, rows, width[rows], out)
+    for i, r in enumerate(rows):
+        np.testing.assert_array_equal(out[i], np.where(np.arange(9) < width[r], a[r], 0.0))
+    perm = rs.permutation(40).astype(np.int64)
+    c = a.copy()
+    records.permute_rows(c, perm, 40, np.zeros(40, np.uint8), width)
+    for j in range(40):
+        np.testing.assert_array_equal(c[j, : width[perm[j]]], a[perm[j], : width[perm[j]]])
+    mask = (rs.random((15, 12)) < 0.5).astype(np.uint8)
+    ids, off = records.legal_csr(mask, 15, False)
+    compact = rs.random((15, 12))
+    dense = np.zeros((15, 12))
+    records.scatter_rows(compact, ids, off, dense)
+    for i in range(15):
+        want = np.zeros(12)
+        want[np.flatnonzero(mask[i])] = compact[i, : mask[i].sum()]
+        np.testing.assert_array_equal(dense[i], want)
 
 
 def test_legal_csr_matches_nonzero():

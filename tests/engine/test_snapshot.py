@@ -716,3 +716,21 @@ def test_envelope_messages_and_fingerprints_match_the_original():
         except Exception as ex:  # noqa: BLE001 - compared with the original
             got.append(f"{type(ex).__name__}: {ex}")
     assert got == theirs["restore"]
+
+
+@pytest.mark.parametrize("ntgt", [-1, 99, 0])
+def test_forged_compact_target_widths_are_rejected(ntgt):
+    """AlphaZero's records hold one target column per legal action (``RM_NTGT`` of them, read
+    and moved unchecked by the pool kernels): a width outside the row, or one that disagrees with
+    the record's legal set (0 for a record with legal actions), never restores."""
+    make_kw, make_infer = FAMILIES["alphazero_connect4_noise"]
+    e = rf.Engine(**make_kw(), batch_size=2)
+    run(e, make_infer(), (20,))
+    snap = e.snapshot()
+    assert snap._header["scalars"]["rec"] > 0  # open trajectories: records cross the snapshot
+    forged = forge(snap.to_bytes(), _set_array("r_meta", _col(C.RM_NTGT, ntgt)))
+    f = rf.Engine(**make_kw(), batch_size=2)
+    with pytest.raises(ValueError, match="^invalid EngineSnapshot: .*(target width|compact targets)"):
+        f.restore(rf.EngineSnapshot.from_bytes(forged))
+    f.restore(rf.EngineSnapshot.from_bytes(snap.to_bytes()))  # the genuine blob still restores
+    assert_same_batch(e.collect(10, make_infer()), f.collect(10, make_infer()), "after the rejected forgery")
