@@ -175,7 +175,8 @@ class Runtime:
         capacity is shared out over the slots, each keeping ``ceil(capacity / n_games)`` states."""
         self.gdef = gdef
         self.search = search
-        self.k = gdef.kernels_for(kernel_family(policy_kind, infer_cache))
+        leaf_batch = search is not None and search.get("leaf_batch", 1) > 1
+        self.k = gdef.kernels_for(kernel_family(policy_kind, infer_cache), leaf_batch)
         G, N, A, O = n_games, gdef.n_players, gdef.n_actions, gdef.obs_size
         self.G, self.N, self.A, self.O = G, N, A, O
         self.pad = pad
@@ -912,8 +913,10 @@ class Runtime:
         # one per legal action, 30 of chess's 4,672); only those move.  Read before r_meta moves.
         ntgt = meta[:n, C.RM_NTGT].copy()
 
-        def width(name, rows):  # the leading columns that rows (pool indices) hold
-            return ntgt[rows] if name == "r_tgt" else np.full(len(rows), a[name].shape[1], np.int64)
+        def width(name, rows):  # the leading bytes that rows (pool indices) hold
+            if name == "r_tgt":
+                return ntgt[rows] * a[name].itemsize
+            return np.full(len(rows), a[name].shape[1] * a[name].itemsize, np.int64)
 
         out = {}
         if keep_in_place:
@@ -932,7 +935,7 @@ class Runtime:
                 else:
                     out[name] = arr[sel]
                 if arr.shape[1]:
-                    _records.move_rows(arr, movers, holes, width(name, movers))
+                    _records.move_rows(_bytes(arr), movers, holes, width(name, movers))
                     if name != "r_tgt" or not self.compact_targets:
                         arr[k:n] = 0  # rows past the pool's count read as fresh (zeroed) rows
             inv = np.arange(n, dtype=np.int64)
@@ -946,7 +949,7 @@ class Runtime:
             every = np.arange(n, dtype=np.int64)
             for name in self.POOL_ARRAYS:
                 if a[name].shape[0] and a[name].shape[1]:
-                    _records.permute_rows(a[name], perm, n, seen, width(name, every))
+                    _records.permute_rows(_bytes(a[name]), perm, n, seen, width(name, every))
             inv = np.empty(n, np.int64)
             inv[perm] = every - m
             del perm, seen
@@ -1169,6 +1172,12 @@ class Runtime:
         self._build_E()
         if self.infer_cache:
             self.k.cache_clear(self.E)  # snapshots never carry the cache: start it empty
+
+
+def _bytes(arr: np.ndarray) -> np.ndarray:
+    """A C-contiguous ``[M, W]`` pool array as its ``[M, W * itemsize] uint8`` view: the row
+    kernels compile once, not once per dtype."""
+    return arr.view(np.uint8)
 
 
 def _shrink_rows(arr: np.ndarray, m: int) -> np.ndarray:

@@ -24,7 +24,8 @@ def permute_rows(a, perm, n, seen, width):
 
     Parameters
     ----------
-    a : [M, W] array (any dtype), written in place (rows ``>= n`` untouched).
+    a : [M, W] array (any dtype; the engine passes its pool arrays as uint8 byte views, so this
+        compiles once), written in place (rows ``>= n`` untouched).
     perm : [n] int64, a permutation of ``0 .. n-1``.
     n : int, rows to permute.
     seen : [n] uint8 scratch, zeroed here.

@@ -163,6 +163,10 @@ def active(params, state, out):
     return 1
 
 
+_LINE_DR = np.array([0, 1, 1, 1], np.int64)  # row / column steps of the four lines
+_LINE_DC = np.array([1, 0, 1, -1], np.int64)
+
+
 @kernel
 def _run(state, piece, r, c, dr, dc):
     """Count consecutive ``piece`` cells from (r, c) stepping (dr, dc), excluding (r, c)."""
@@ -186,12 +190,12 @@ def step(params, state, actions, amounts):
     state[CELLS + r * COLS + c] = piece
     state[HEIGHT + c] = r + 1
     state[COUNT] += 1
-    won = (
-        _run(state, piece, r, c, 0, 1) + _run(state, piece, r, c, 0, -1) >= 3
-        or _run(state, piece, r, c, 1, 0) + _run(state, piece, r, c, -1, 0) >= 3
-        or _run(state, piece, r, c, 1, 1) + _run(state, piece, r, c, -1, -1) >= 3
-        or _run(state, piece, r, c, 1, -1) + _run(state, piece, r, c, -1, 1) >= 3
-    )
+    won = False
+    for k in range(4):  # the four lines through (r, c); array entries, not literals: one compile
+        dr, dc = _LINE_DR[k], _LINE_DC[k]
+        if _run(state, piece, r, c, dr, dc) + _run(state, piece, r, c, -dr, -dc) >= 3:
+            won = True
+            break
     if won:
         state[RESULT] = p
         amounts[p, _W] += 1.0
