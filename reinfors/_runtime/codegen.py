@@ -121,6 +121,7 @@ def kernel_module(
     chance_in_step: bool = False,
     legal_ranks: bool = False,
     start_buffer: bool = False,
+    leaf_batch: bool = False,
 ) -> types.ModuleType:
     """Generate (or reuse) and import the kernel module for one game and kernel ``family``
     (``"modelfree"``: game + model-free engine kernels; ``"tree"`` / ``"minimax"`` /
@@ -133,7 +134,9 @@ def kernel_module(
     ``head_index`` role (the encoder's head map, ``HEAD_MAPPED``) maps each prediction row from
     its observer's head frame into the game's action frame.  ``start_buffer`` (the catalogue's
     reached-state starts) compiles the start buffer's phases (``SB_ON``); other games never
-    type them (1.6 s of a cold Connect4 compile).
+    type them (1.6 s of a cold Connect4 compile).  ``leaf_batch`` (a tree search with
+    ``leaf_batch > 1``) compiles leaf batching's rounds (``LB_ON``; one module serves every
+    ``k > 1``); unbatched trees never type them (2 s of a cold Connect4 AlphaZero compile).
 
     ``fns`` maps each role in :data:`ROLES` to an njit dispatcher (missing optional roles get
     the defaults of ``reinfors.jit.games._defaults``).  Returns the imported module.
@@ -150,6 +153,7 @@ def kernel_module(
     template = "".join(t.read_text() for t in _TEMPLATES[base] + ((_CACHE,) if option == "cache" else ()))
     h = hashlib.sha256(template.encode())
     flags = f"{bool(simultaneous)}|{bool(chance_in_step)}|{bool(legal_ranks)}|{has_list}|{head_mapped}|{bool(start_buffer)}"
+    flags += f"|{bool(leaf_batch)}"
     h.update(f"{name}|{n_actions}|{family}|{flags}".encode())
     for role in ROLES:
         h.update(role.encode())
@@ -178,6 +182,7 @@ def kernel_module(
         lines.append(f"FAM_SX = {base == 'selexp'}")
         lines.append(f"CACHE_ON = {option == 'cache'}")
         lines.append(f"SB_ON = {bool(start_buffer)}")
+        lines.append(f"LB_ON = {bool(leaf_batch)}")
         mod = import_generated(mod_name, "\n".join(lines) + "\n" + template)
         _loaded[mod_name] = mod
         return mod

@@ -62,7 +62,7 @@ class GameDef:
         # The encoder's (head_index, game_action) njit pair when its head frame is not the
         # action frame (relative_chess), else None.
         self.head_map = head_map
-        self._kernels: dict[str, types.ModuleType] = {}
+        self._kernels: dict[tuple[str, bool], types.ModuleType] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -88,17 +88,19 @@ class GameDef:
         """The generated kernel module for this game (compiled or loaded from cache on first call)."""
         return self.kernels_for("modelfree")
 
-    def kernels_for(self, family: str) -> types.ModuleType:
-        """The kernel module of ``family`` (one of ``codegen.FAMILIES``) for this game."""
-        k = self._kernels.get(family)
+    def kernels_for(self, family: str, leaf_batch: bool = False) -> types.ModuleType:
+        """The kernel module of ``family`` (one of ``codegen.FAMILIES``) for this game; with
+        ``leaf_batch`` its leaf-batched tree rounds compiled in."""
+        key = (family, bool(leaf_batch))
+        k = self._kernels.get(key)
         if k is None:
             with self._lock:
-                k = self._kernels.get(family)
+                k = self._kernels.get(key)
                 if k is None:
                     fns = {role: getattr(self.ns, role, None) for role in codegen.ROLES}
                     fns["encode"] = self._encode
                     fns["head_index"] = None if self.head_map is None else self.head_map[0]
-                    k = self._kernels[family] = codegen.kernel_module(
+                    k = self._kernels[key] = codegen.kernel_module(
                         self.name,
                         fns,
                         self.n_actions,
@@ -107,6 +109,7 @@ class GameDef:
                         chance_in_step=self.chance_in_step,
                         legal_ranks=self.legal_ranks,
                         start_buffer=reached_state_starts(self.name),
+                        leaf_batch=leaf_batch,
                     )
         return k
 

@@ -61,6 +61,21 @@ def c4_az(k, n_games=32, n_threads=2, sims=64, **kw):
 # -- rows per call ------------------------------------------------------------------------------
 
 
+def test_unbatched_trees_never_compile_leaf_batching():
+    """The batched rounds compile only into the kernel modules of ``leaf_batch > 1`` (``LB_ON``):
+    an unbatched AlphaZero never types them, and one batched module serves every k > 1."""
+    plain = c4_az(1, n_games=4, sims=8)
+    plain.collect(16, zero_pv(7))
+    mods = {}
+    for k in (2, 8):
+        e = c4_az(k, n_games=4, sims=8)
+        e.collect(16, zero_pv(7))
+        mods[k] = e._rt.k
+    assert not plain._rt.k.LB_ON and not plain._rt.k._lb_run.signatures
+    assert mods[2] is mods[8] and mods[2].LB_ON and mods[2]._lb_run.signatures
+    assert mods[2] is not plain._rt.k
+
+
 def test_rows_per_call_grow_with_leaf_batch():
     """c4 AlphaZero, 32 games, 2 threads: a round holds up to k leaves per tree, so a callback
     call holds ~k times the rows (the automatic batch follows the rows in flight)."""
