@@ -15,8 +15,10 @@ whenever it reallocates).
 
 from __future__ import annotations
 
+from llvmlite import ir
 from numba.core import cgutils, types
-from numba.extending import intrinsic
+from numba.core.typing.templates import AbstractTemplate, infer, signature
+from numba.extending import intrinsic, lower_builtin, models, register_model
 
 
 @intrinsic
@@ -32,58 +34,97 @@ def void_ptr(typingctx, address):
     return sig, codegen
 
 
-def table_unpacker(layout):
-    """An intrinsic ``unpack(table) -> tuple of arrays`` for an address table of rows
-    ``(address, dim0, dim1, dim2, dim3)``; ``layout[i] = (dtype, ndim)`` of row ``i``.
+class EngineTable(types.Type):
+    """The type of an unpacked address table: ``E[i]`` (a literal ``i``) is the C-contiguous,
+    meminfo-free array of row ``i``, built where it is read.  Its value is the table's data
+    pointer, so copying ``E`` (an ``inline="always"`` callee's argument) is one register, where a
+    tuple of dozens of arrays was a reference-count walk over every member (most of the
+    unoptimised IR of the engine's kernels, and so of their compile time)."""
 
-    Equivalent to ``(carray(void_ptr(T[i, 0]), (T[i, 1], ...), dtype), ...)`` — the same array
-    types (C-contiguous, no meminfo) — but typed as ONE call: every kernel that unpacks the
-    engine table pays no per-array typing work, which was most of the engine's compile time.
-    The table must be a C-contiguous ``int64`` array with 5 columns.
-    """
-    import numpy as np
-    from llvmlite import ir
-    from numba.np import numpy_support
+    def __init__(self, layout):
+        import hashlib
+
+        import numpy as np
+        from numba.np import numpy_support
+
+        self.layout = tuple((str(np.dtype(dt)), int(nd)) for dt, nd in layout)
+        self.arrays = tuple(types.Array(numpy_support.from_dtype(np.dtype(dt)), nd, "C") for dt, nd in self.layout)
+        digest = hashlib.sha256(repr(self.layout).encode()).hexdigest()[:16]
+        super().__init__(name=f"EngineTable({len(self.layout)} rows, {digest})")
+
+
+@register_model(EngineTable)
+class _EngineTableModel(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, ir.IntType(64).as_pointer())
+
+
+@infer
+class _EngineTableGetItem(AbstractTemplate):
+    key = "static_getitem"
+
+    def generic(self, args, kws):
+        tbl, idx = args
+        if isinstance(tbl, EngineTable) and isinstance(idx, int) and 0 <= idx < len(tbl.arrays):
+            return signature(tbl.arrays[idx], *args)
+        return None
+
+
+@lower_builtin("static_getitem", EngineTable, types.IntegerLiteral)
+def _engine_table_getitem(context, builder, sig, args):
     from numba.np.arrayobj import populate_array
 
-    arytys = tuple(types.Array(numpy_support.from_dtype(np.dtype(dt)), int(nd), "C") for dt, nd in layout)
-    tupty = types.Tuple(arytys)
+    base, i = args
+    aryty = sig.return_type
     i64 = ir.IntType(64)
+    empty = builder.module.add_metadata([])
+
+    def word(k):  # the table is fixed while a kernel runs: invariant loads (hoisted, merged)
+        ld = builder.load(builder.gep(base, [ir.Constant(i64, 5 * i + k)]))
+        ld.set_metadata("invariant.load", empty)
+        return ld
+
+    shape = [word(1 + d) for d in range(aryty.ndim)]
+    itemsize = context.get_abi_sizeof(context.get_data_type(aryty.dtype))
+    strides = [None] * aryty.ndim
+    acc = ir.Constant(i64, itemsize)
+    for d in range(aryty.ndim - 1, -1, -1):
+        strides[d] = acc
+        acc = builder.mul(acc, shape[d])
+    data = builder.inttoptr(word(0), context.get_data_type(aryty.dtype).as_pointer())
+    ary = context.make_array(aryty)(context, builder)
+    populate_array(
+        ary,
+        data=data,
+        shape=cgutils.pack_array(builder, shape),
+        strides=cgutils.pack_array(builder, strides),
+        itemsize=ir.Constant(i64, itemsize),
+        meminfo=None,
+    )
+    return ary._getvalue()
+
+
+def table_unpacker(layout):
+    """An intrinsic ``unpack(table) -> E`` for an address table of rows ``(address, dim0, dim1,
+    dim2, dim3)``; ``layout[i] = (dtype, ndim)`` of row ``i``.
+
+    ``E[i]`` (a literal index) is ``carray(void_ptr(T[i, 0]), (T[i, 1], ...), dtype)`` — a
+    C-contiguous array without meminfo — built where it is read from invariant loads of the
+    table (so repeated reads merge and leave loops).  ``E`` itself (:class:`EngineTable`) is the
+    table's data pointer: typed as ONE call, free to copy into inlined callees, and no array of a
+    row a kernel never reads is ever built.  The table must be a C-contiguous ``int64`` array
+    with 5 columns.
+    """
+    tblty = EngineTable(layout)
 
     @intrinsic
     def unpack(typingctx, table):
         if not (isinstance(table, types.Array) and table.ndim == 2 and table.dtype == types.int64):
             return None
-        sig = tupty(table)
+        sig = tblty(table)
 
         def codegen(context, builder, signature, args):
-            tbl = context.make_array(signature.args[0])(context, builder, args[0])
-            base = tbl.data
-            out = []
-            for i, aryty in enumerate(arytys):
-
-                def word(k, i=i):
-                    return builder.load(builder.gep(base, [ir.Constant(i64, 5 * i + k)]))
-
-                shape = [word(1 + d) for d in range(aryty.ndim)]
-                itemsize = context.get_abi_sizeof(context.get_data_type(aryty.dtype))
-                strides = [None] * aryty.ndim
-                acc = ir.Constant(i64, itemsize)
-                for d in range(aryty.ndim - 1, -1, -1):
-                    strides[d] = acc
-                    acc = builder.mul(acc, shape[d])
-                data = builder.inttoptr(word(0), context.get_data_type(aryty.dtype).as_pointer())
-                ary = context.make_array(aryty)(context, builder)
-                populate_array(
-                    ary,
-                    data=data,
-                    shape=cgutils.pack_array(builder, shape),
-                    strides=cgutils.pack_array(builder, strides),
-                    itemsize=ir.Constant(i64, itemsize),
-                    meminfo=None,
-                )
-                out.append(ary._getvalue())
-            return context.make_tuple(builder, tupty, out)
+            return context.make_array(signature.args[0])(context, builder, args[0]).data
 
         return sig, codegen
 
