@@ -443,8 +443,10 @@ def test_stop_from_the_callback_is_refused():
 
 @pytest.mark.parametrize("kind", ["dqn", "treestrap", "ppo"])
 def test_stop_aborts_the_window_within_one_callback_call(kind):
-    """A window of 10^7 records with a 20 ms callback would run for hours: stop() ends it after
-    the call in progress, and the engine stays consistent for later collects and streams."""
+    """A window of 10^6 records with a 20 ms callback (4 games: at most 8 rows a call) would run
+    for over an hour: stop() ends it after the call in progress, and the engine stays consistent
+    for later collects and streams.  (10^7 records needed 9.1 GB free for the window's batch and
+    pool — the memory check refused it while the other xdist worker held several GB.)"""
     eng = engine(kind)
     inner = infer_for(kind)
     calls = [0]
@@ -454,7 +456,7 @@ def test_stop_aborts_the_window_within_one_callback_call(kind):
         time.sleep(0.02)
         return inner(obs)
 
-    s = eng.collect_stream(10**7, slow)
+    s = eng.collect_stream(10**6, slow)
     while calls[0] < 5:
         time.sleep(0.005)
     before = calls[0]
