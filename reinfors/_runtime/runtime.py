@@ -1103,7 +1103,9 @@ class Runtime:
             return "record slot out of range"
         if ((meta[:, C.RM_PLAYER] < 0) | (meta[:, C.RM_PLAYER] >= N)).any():
             return "record player out of range"
-        if ((meta[:, C.RM_ACTION] < 0) | (meta[:, C.RM_ACTION] >= A)).any():
+        # maxn trees record a value-only row (action -1) for every agent that did not move
+        lo = -1 if self.cfg[C.CFG_MAXN] != 0 else 0
+        if ((meta[:, C.RM_ACTION] < lo) | (meta[:, C.RM_ACTION] >= A)).any():
             return "record action out of range"
         if ((meta[:, C.RM_NTGT] < 0) | (meta[:, C.RM_NTGT] > arrays["r_tgt"].shape[1])).any():
             return "record target width out of range"

@@ -79,6 +79,16 @@ FAMILIES = {
         ),
         lambda: linear_pv(84, 7),
     ),
+    "alphazero_maxn_connect4": (  # value-only rows (action -1) cross the snapshot
+        lambda: dict(
+            game=_c4(),
+            reward=C4_REWARD,
+            policy=rf.policies.AlphaZero(num_simulations=6, sequential_backup="maxn"),
+            learner=rf.learners.AlphaZero(),
+            n_games=3,
+        ),
+        lambda: linear_pv(84, 7),
+    ),
     "mcts_treestrap": (
         lambda: dict(
             game=_c4(),
