@@ -918,6 +918,7 @@ class Runtime:
                 return ntgt[rows] * a[name].itemsize
             return np.full(len(rows), a[name].shape[1] * a[name].itemsize, np.int64)
 
+        every = np.arange(n, dtype=np.int64)
         out = {}
         if keep_in_place:
             holes = out_idx[out_idx < k]  # delivered rows inside the kept prefix ...
@@ -929,13 +930,13 @@ class Runtime:
                     out[name] = arr
                     continue
                 if name == "r_tgt":
-                    w = ntgt[sel]
-                    out[name] = np.zeros((m, int(w.max(initial=0))), arr.dtype)
-                    _records.take_rows(arr, sel, w, out[name])
+                    out[name] = np.zeros((m, int(ntgt[sel].max(initial=0))), arr.dtype)
+                    _records.copy_rows(_bytes(arr), sel, _bytes(out[name]), every[:m], width(name, sel))
                 else:
                     out[name] = arr[sel]
                 if arr.shape[1]:
-                    _records.move_rows(_bytes(arr), movers, holes, width(name, movers))
+                    b = _bytes(arr)
+                    _records.copy_rows(b, movers, b, holes, width(name, movers))
                     if name != "r_tgt" or not self.compact_targets:
                         arr[k:n] = 0  # rows past the pool's count read as fresh (zeroed) rows
             inv = np.arange(n, dtype=np.int64)
@@ -946,7 +947,6 @@ class Runtime:
             perm = np.concatenate((sel, keep))
             del out_idx
             seen = np.zeros(n, np.uint8)
-            every = np.arange(n, dtype=np.int64)
             for name in self.POOL_ARRAYS:
                 if a[name].shape[0] and a[name].shape[1]:
                     _records.permute_rows(_bytes(a[name]), perm, n, seen, width(name, every))
@@ -961,7 +961,7 @@ class Runtime:
                     continue
                 fresh = np.zeros((cap,) + old.shape[1:], old.dtype)
                 if name == "r_tgt":
-                    _records.take_rows(old, every[m : m + k], ntgt[keep], fresh)
+                    _records.copy_rows(_bytes(old), every[m : m + k], _bytes(fresh), every[:k], width(name, keep))
                 else:
                     fresh[:k] = old[m : m + k]
                 a[name] = fresh

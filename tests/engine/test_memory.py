@@ -56,13 +56,13 @@ def test_row_prefix_kernels_move_only_each_rows_leading_columns():
     width = rs.integers(0, 10, 40)
     src, dst = np.arange(30, 40), np.arange(0, 20, 2)
     b = a.copy()
-    records.move_rows(b.view(np.uint8), src, dst, width[src] * 8)
+    records.copy_rows(b.view(np.uint8), src, b.view(np.uint8), dst, width[src] * 8)
     for s, d in zip(src, dst, strict=True):
         np.testing.assert_array_equal(b[d, : width[s]], a[s, : width[s]])
         np.testing.assert_array_equal(b[d, width[s] :], a[d, width[s] :])  # the rest untouched
     rows = rs.permutation(40)[:15]
     out = np.zeros((15, 9))
-    records.take_rows(a, rows, width[rows], out)
+    records.copy_rows(a.view(np.uint8), rows, out.view(np.uint8), np.arange(15), width[rows] * 8)
     for i, r in enumerate(rows):
         np.testing.assert_array_equal(out[i], np.where(np.arange(9) < width[r], a[r], 0.0))
     perm = rs.permutation(40).astype(np.int64)
