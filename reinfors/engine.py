@@ -36,6 +36,7 @@ from ._runtime.gamedef import reached_state_starts
 from ._runtime.notice import compile_notice
 from ._runtime.routes import PVValidator, QValidator, resolve_infer
 from ._runtime.runtime import Runtime
+from ._runtime.spare import SpareBuffers
 from ._validate import as_bool, as_float, as_sequence, as_unsigned, refuse_pickle
 from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
 from .games import GameHandle
@@ -233,6 +234,7 @@ class Engine:
         self._learn_players = learn_players
         self._pad, self._batch_size, self._n_threads = pad, batch_size, n_threads
         self._generation = 0
+        self._spare = SpareBuffers()  # recycled memory of AlphaZero's policy_targets
         self._pgen = np.zeros(d.n_players, np.int64)  # per-player generations (cache partitions)
         self._gen_lock = threading.Lock()
         self._lock = threading.Lock()
@@ -561,8 +563,8 @@ class Engine:
         if self._learner.name == "alphazero":
             # The records' compact targets (one per legal id, in CSR order: already in the head
             # frame once the ids are) scatter into zeroed rows.
-            targets = np.zeros((m, d.n_actions), np.float64)
-            _records.scatter_rows(r["r_tgt"], legal_ids, legal_off, targets)
+            targets, dirty = self._spare.take(m, d.n_actions)
+            _records.scatter_rows(r["r_tgt"], legal_ids, legal_off, targets, dirty)
             return AlphaZeroBatch(
                 policy_targets=targets,
                 value_targets=f[:, C.RF_Z].copy(),

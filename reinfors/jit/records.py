@@ -73,11 +73,14 @@ def copy_rows(src, rows, dst, at, width):
 
 
 @kernel
-def scatter_rows(compact, ids, offsets, out):
+def scatter_rows(compact, ids, offsets, out, clear):
     """``out[i, ids[offsets[i] + j]] = compact[i, j]`` for ``j < offsets[i + 1] - offsets[i]``:
     compact per-legal-action rows (AlphaZero's visit shares, in legal-id order) into the batch's
-    dense, zeroed ``[m, A]`` field (its pages that no legal id touches are never written)."""
+    dense ``[m, A]`` field, zero elsewhere: ``clear`` zeroes each row first (recycled memory);
+    without it ``out`` is freshly zeroed (its pages that no legal id touches are never written)."""
     for i in range(offsets.shape[0] - 1):
+        if clear:
+            out[i, :] = 0.0
         o = offsets[i]
         for j in range(offsets[i + 1] - o):
             out[i, ids[o + j]] = compact[i, j]

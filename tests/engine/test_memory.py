@@ -74,11 +74,14 @@ def test_row_prefix_kernels_move_only_each_rows_leading_columns():
     ids, off = records.legal_csr(mask, 15, False)
     compact = rs.random((15, 12))
     dense = np.zeros((15, 12))
-    records.scatter_rows(compact, ids, off, dense)
+    records.scatter_rows(compact, ids, off, dense, False)
+    stale = rs.random((15, 12))  # recycled memory: cleared row by row
+    records.scatter_rows(compact, ids, off, stale, True)
     for i in range(15):
         want = np.zeros(12)
         want[np.flatnonzero(mask[i])] = compact[i, : mask[i].sum()]
         np.testing.assert_array_equal(dense[i], want)
+        np.testing.assert_array_equal(stale[i], want)
 
 
 def test_legal_csr_matches_nonzero():
@@ -140,3 +143,79 @@ def test_peak_memory_of_a_large_collect_stays_within_1_5x_the_batch():
     m = json.loads(out.stdout.strip().splitlines()[-1])
     assert m["records"] >= 400000
     assert m["peak_growth_mib"] <= 1.5 * m["batch_mib"] + 32, m
+
+
+# -- recycled policy targets -------------------------------------------------------------------
+
+
+def _az_engine():
+    return rf.Engine(
+        rf.games.Connect4(), rf.Reward(win=1.0, loss=-1.0), rf.policies.AlphaZero(num_simulations=16),
+        rf.learners.AlphaZero(), n_games=4, seed=9,
+    )  # fmt: skip
+
+
+def _pv(obs):  # row-wise deterministic
+    logits = obs.reshape(len(obs), -1)[:, :7] * 0.5
+    return logits.astype(np.float32), np.zeros(len(obs), np.float32)
+
+
+def test_recycled_policy_targets_never_touch_a_batch_the_caller_holds():
+    """AlphaZero's ``policy_targets`` reuse a buffer only when nothing outside the engine
+    references it: held batches (and arrays derived from them) keep their values, a dropped
+    batch's memory is reused, and every batch equals the one fresh memory gives."""
+    ref_eng, eng = _az_engine(), _az_engine()
+    want = [ref_eng.collect(60, _pv).policy_targets.copy() for _ in range(6)]
+    held, derived, snapshot = [], [], []
+    take, recycled = eng._spare.take, []
+
+    def counting_take(rows, cols):
+        out, dirty = take(rows, cols)
+        recycled.append(dirty)
+        return out, dirty
+
+    eng._spare.take = counting_take
+    b0 = eng.collect(60, _pv)
+    held.append(b0)
+    snapshot.append(b0.policy_targets.copy())
+    b1 = eng.collect(60, _pv)
+    derived.append(b1.policy_targets[3:])  # a view keeps the buffer too
+    snapshot.append(b1.policy_targets.copy())
+    del b1
+    got = [snapshot[0], snapshot[1]]
+    shared = 0
+    for _ in range(4):
+        b = eng.collect(60, _pv)
+        got.append(b.policy_targets.copy())
+        for h in [held[0].policy_targets, derived[0]]:
+            shared += np.shares_memory(b.policy_targets, h)
+        prev = b.policy_targets
+        del b
+    assert shared == 0
+    np.testing.assert_array_equal(held[0].policy_targets, snapshot[0])
+    np.testing.assert_array_equal(derived[0], snapshot[1][3:])
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+    # windows 1-4 find both kept buffers held; 5 and 6 reuse the memory of dropped batches
+    assert recycled == [False, False, False, False, True, True]
+    assert any(np.shares_memory(prev, k) for k in eng._spare._kept)
+    assert len(eng._spare._kept) <= 2
+
+
+def test_spare_buffers_hand_out_free_buffers_only():
+    from reinfors._runtime.spare import SpareBuffers
+
+    pool = SpareBuffers()
+    a, dirty = pool.take(10, 7)
+    assert not dirty and a.shape == (10, 7) and (a == 0).all()
+    a[:] = 1.0
+    b, dirty = pool.take(10, 7)  # ``a`` is held: fresh memory
+    assert not dirty and not np.shares_memory(a, b)
+    del a
+    c, dirty = pool.take(9, 7)  # ``a``'s buffer is free again (stale values: the caller clears)
+    assert dirty and (c == 1.0).all() and c.shape == (9, 7)
+    big, dirty = pool.take(12, 7)  # larger than the slack of both: fresh, and the oldest dropped
+    assert not dirty and len(pool._kept) == 2
+    huge, dirty = pool.take(1 << 13, 1 << 13)  # 512 MiB: never kept
+    assert not dirty and len(pool._kept) == 2 and not any(np.shares_memory(huge, k) for k in pool._kept)
+    del huge

@@ -8,6 +8,7 @@ import pytest
 import reinfors as rf
 from reinfors.jit.games import chess as _chess
 from reinfors.jit.games import chess_encoders as _enc
+from reinfors.jit.games.chess_layout import BOARD, CASTLE, EP, FULL, HALF, PLY, REP, RESULT, TURN
 
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 
@@ -277,3 +278,48 @@ def test_illegal_action_message_lists_moves_in_the_games_order():
     with pytest.raises(ValueError, match=r"legal: \[(\d+, )+\d+\]") as e:
         env.step({0: 0})
     assert str(e.value) == f"action 0 is illegal for agent 0 (legal: {legal})"
+
+
+def test_tree_copy_keeps_every_word_the_rules_and_history_read():
+    """A search child's row is copied with ``tree_copy`` (the ring only back to the repetition
+    window and the AlphaZero history): chains of such copies, each stepped, give the same
+    results, repetition counts, legal moves and AlphaZeroChess planes as full copies — over
+    random games and a knight shuffle that repeats the position three times."""
+    h = 4
+    params = _chess.make_params(max_ticks=None, history_length=h)
+    size = _chess.state_size(params)
+    rs = np.random.default_rng(12)
+    shuffle = ["g1f3", "g8f6", "f3g1", "f6g8"] * 3
+    for game in range(6):
+        full = np.zeros(size, np.int64)
+        _chess.init(params, full)
+        part = full.copy()
+        ids = np.zeros(256, np.int64)
+        amounts = np.zeros((2, 3))
+        for ply in range(80):
+            n = _chess.legal_ids(params, full, ids)
+            legal = ids[:n].copy()
+            assert _chess.legal_ids(params, part, ids) == n and (ids[:n] == legal).all()
+            if n == 0 or full[RESULT] >= 0:
+                break
+            if game == 0 and ply < len(shuffle):
+                board = full[BOARD : BOARD + 64]
+                fen = _chess.fen_of(board, full[TURN], full[CASTLE], full[EP], full[HALF], full[FULL])
+                a = rf.chess_uci_action(shuffle[ply], fen)
+            else:
+                a = int(legal[rs.integers(n)])
+            child = rs.integers(-(2**40), 2**40, size)  # a reused row: stale words everywhere
+            _chess.tree_copy(params, part, child)
+            part = child
+            actions = np.array([a, a], np.int64)
+            _chess.step(params, full, actions, amounts)
+            _chess.step(params, part, actions, amounts)
+            for k in (RESULT, REP, HALF, PLY, TURN):
+                assert part[k] == full[k], (game, ply, k)
+            o_full = np.zeros((14 * h + 7) * 64, np.float32)
+            o_part = np.zeros_like(o_full)
+            _enc.encode_alphazero(params, full, 0, o_full)
+            _enc.encode_alphazero(params, part, 0, o_part)
+            assert (o_full == o_part).all(), (game, ply)
+        if game == 0:
+            assert full[RESULT] == 2 and full[REP] == 3  # the shuffle's threefold repetition

@@ -69,6 +69,7 @@ OPTIONAL_FUNCTIONS = (
     "settle",
     "chance_uniform",
     "legal_list",
+    "tree_copy",
 )
 # Optional constant ``LEGAL_RANKS`` (default False): the game's ``legal`` writes each legal
 # action's 1-based position in the game's own legal-move order into the mask (at most 255 legal
@@ -76,7 +77,12 @@ OPTIONAL_FUNCTIONS = (
 # noise is drawn per edge in order, ties break to the first) and every batch's legal CSR.  The
 # optional ``legal_list(params, state, agent, mask, ids) -> n`` writes that mask (zeroing it
 # first) and the ids in order into ``ids: [>= n] int32`` in one pass, so tree nodes skip the
-# scan of the mask.  Chess declares both (reinfors 0.4.0 lists moves in generation order).
+# scan of the mask; an empty ``mask`` asks for the ids only (the tree nodes whose masks are never
+# read: below the root of AlphaZero / Mcts trees).  Chess declares both (reinfors 0.4.0 lists moves in generation order).
+# The optional ``tree_copy(params, src, dst)`` copies a state row into a search child's row before
+# the child is stepped: every word the game's functions read from then on (default: all of them).
+# Chess copies its position ring only as far back as the repetition window and the encoder's
+# history reach (a row is 5.5 KB, most of it positions that can never recur).
 # Optional constant of a game with chance: ``CHANCE_IN_STEP`` (default True).  False declares that
 # chance is pending only after reset (a deal, a start cell), so tree searches never meet a chance
 # node and every chance mode builds the same trees; True (dice, food) lets the search's chance mode

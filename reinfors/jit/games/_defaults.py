@@ -54,3 +54,10 @@ def head_index(action, agent):
 def chance_uniform(params, state):
     """Unknown shape: the runtime asks ``chance_outcomes`` for the fan (0)."""
     return 0
+
+
+@kernel
+def tree_copy(params, src, dst):
+    """A search child's state row starts as a copy of its parent's: every word."""
+    for i in range(src.shape[0]):
+        dst[i] = src[i]

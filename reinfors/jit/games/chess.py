@@ -44,6 +44,7 @@ from reinfors.jit.games.chess_layout import (
     HALF,
     HIST,
     HIST_W,
+    P_AZH,
     P_MAX_TICKS,
     P_RING,
     PLY,
@@ -253,6 +254,23 @@ def init(params, state):
 
 
 @kernel
+def tree_copy(params, src, dst):
+    """A search child's row from its parent's: every word before the ring, and the ring entries of
+    the last ``max(HALF, history - 1)`` plies — the repetition window (a capture or pawn move
+    resets ``HALF``, and nothing older can recur) and the ``AlphaZeroChess`` history.  Deeper
+    children copy from these rows, whose windows only grow by the plies played since."""
+    for i in range(HIST):
+        dst[i] = src[i]
+    ring = params[P_RING]
+    ply = src[PLY]
+    back = min(max(src[HALF], params[P_AZH] - 1), ply, ring - 1)
+    for k in range(back + 1):
+        o = HIST + HIST_W * ((ply - k) % ring)
+        for w in range(HIST_W):
+            dst[o + w] = src[o + w]
+
+
+@kernel
 def legal(params, state, agent, mask):
     """Legal 8x8x73 ids of the mover into ``mask: [4672] uint8`` as their 1-based position in
     reinfors 0.4.0's legal order (``LEGAL_RANKS``); all zero for the other agent."""
@@ -266,12 +284,16 @@ def legal(params, state, agent, mask):
 @kernel
 def legal_list(params, state, agent, mask, ids):
     """:func:`legal` and the legal ids in order into ``ids: [>= 218]`` in one pass (tree edges).
-    Writes the whole ``mask`` (tree nodes do not clear it first: ``_node_state_info``)."""
+    Writes the whole ``mask`` (tree nodes do not clear it first: ``_node_state_info``); an empty
+    ``mask`` (a tree node whose mask is never read) asks for the ids only."""
     for a in range(mask.shape[0]):
         mask[a] = 0
     if agent != state[TURN]:
         return 0
-    return mg.generate(state[BOARD : BOARD + 64], state[TURN], state[CASTLE], state[EP], ids, mask, False)
+    b = state[BOARD : BOARD + 64]
+    if mask.shape[0] == 0:
+        return mg.generate(b, state[TURN], state[CASTLE], state[EP], ids, None, False)
+    return mg.generate(b, state[TURN], state[CASTLE], state[EP], ids, mask, False)
 
 
 @kernel

@@ -74,13 +74,11 @@ RAYS, RAY_LEN, KNIGHT, KING = _tables()
 
 
 def _sorted_tables():
-    """Per square the leaper and queen-line targets in ascending square order (the legal-move
-    order within a piece): ``[sq, i] = (to, plane part)`` with the knight index / king direction,
-    and ``(to, direction, distance - 1)`` on the queen lines."""
+    """Per square the leaper targets (knight, king) in ascending square order (the legal-move
+    order within a piece): ``[sq, i] = (to, plane part)`` with the knight index / king direction."""
     kn = np.full((64, 8, 2), -1, np.int64)
     kg = np.full((64, 8, 2), -1, np.int64)
-    line = np.full((64, 27, 3), -1, np.int64)
-    kn_n, kg_n, line_n = np.zeros(64, np.int64), np.zeros(64, np.int64), np.zeros(64, np.int64)
+    kn_n, kg_n = np.zeros(64, np.int64), np.zeros(64, np.int64)
     for sq in range(64):
         k = sorted((int(KNIGHT[sq, i]), i) for i in range(8) if KNIGHT[sq, i] >= 0)
         kn[sq, : len(k)] = k
@@ -88,13 +86,30 @@ def _sorted_tables():
         k = sorted((int(KING[sq, d]), d) for d in range(8) if KING[sq, d] >= 0)
         kg[sq, : len(k)] = k
         kg_n[sq] = len(k)
-        q = sorted((int(RAYS[sq, d, i]), d, i) for d in range(8) for i in range(RAY_LEN[sq, d]))
-        line[sq, : len(q)] = q
-        line_n[sq] = len(q)
-    return kn, kn_n, kg, kg_n, line, line_n
+    return kn, kn_n, kg, kg_n
 
 
-KNIGHT_SORTED, KNIGHT_N, KING_SORTED, KING_N, LINE_SORTED, LINE_N = _sorted_tables()
+KNIGHT_SORTED, KNIGHT_N, KING_SORTED, KING_N = _sorted_tables()
+
+
+def _line_planes():
+    """``[from, to]`` -> the queen-like plane ``direction * 7 + distance - 1`` (-1 off the lines)."""
+    planes = np.full((64, 64), -1, np.int64)
+    for sq in range(64):
+        for d in range(8):
+            for i in range(RAY_LEN[sq, d]):
+                planes[sq, RAYS[sq, d, i]] = d * 7 + i
+    return planes
+
+
+LINE_PLANE = _line_planes()
+# Lowest set bit of a 64-bit word by de Bruijn multiplication (Numba has no portable
+# count-trailing-zeros): the top six bits of ``lowbit * _DEBRUIJN`` index the table.
+_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
+_LSB = np.zeros(64, np.int64)
+for _i in range(64):
+    _LSB[((1 << _i) * int(_DEBRUIJN) % (1 << 64)) >> 58] = _i
+del _i
 # A pawn's four targets in ascending square order, per colour: 0 single push, 1 capture towards
 # the a-file, 2 capture towards the h-file, 3 double push (white +7 +8 +9 +16; black -16 -9 -8 -7).
 PAWN_ORDER = np.array([[1, 0, 2, 3], [3, 1, 0, 2]], np.int64)
@@ -218,6 +233,27 @@ def pins_of(board, turn, ksq):
     return pins
 
 
+@kernel(inline="always")
+def lowest_square(bits):
+    """The lowest set bit's index of a nonzero int64 square set."""
+    low = np.uint64(bits & -bits)
+    return _LSB[np.int64((low * _DEBRUIJN) >> np.uint64(58))]
+
+
+@kernel(inline="always")
+def _slider_reach(board, frm, first_dir, step):
+    """Square set of the squares a slider on ``frm`` reaches along directions ``first_dir``,
+    ``first_dir + step``, ... (each ray up to and including its first occupied square)."""
+    reach = np.int64(0)
+    for d in range(first_dir, 8, step):
+        for i in range(RAY_LEN[frm, d]):
+            to = RAYS[frm, d, i]
+            reach |= np.int64(1) << to
+            if board[to] != 0:
+                break
+    return reach
+
+
 @kernel
 def _legal_move(board, turn, frm, to, ksq, check_all, pins):
     """Whether the pseudo-legal non-king, non-en-passant move ``frm -> to`` is legal: an unpinned
@@ -259,7 +295,26 @@ def generate(board, turn, castle, ep, ids, mask, first_only):
     """
     n = 0
     base = 6 * turn
-    ksq = king_square(board, turn)
+    # One pass over the board: the mover's pieces as square sets per type, and its king.
+    pawns = knights = bishops = rooks = queens = np.int64(0)
+    ksq = -1
+    for sq in range(64):
+        t = board[sq] - base
+        if t < 1 or t > 6:
+            continue
+        bit = np.int64(1) << sq
+        if t == 1:
+            pawns |= bit
+        elif t == 2:
+            knights |= bit
+        elif t == 3:
+            bishops |= bit
+        elif t == 4:
+            rooks |= bit
+        elif t == 5:
+            queens |= bit
+        elif ksq < 0:
+            ksq = sq
     enemy = 1 - turn
     in_check = attacked(board, ksq, enemy)
     pins = pins_of(board, turn, ksq)
@@ -268,9 +323,10 @@ def generate(board, turn, castle, ep, ids, mask, first_only):
     last_rank = 7 if turn == 0 else 0
     # Pawns: the four targets in ascending square order (see _PAWN_ORDER).
     for pinned_pass in range(2):
-        for frm in range(64):
-            if board[frm] != base + 1 or ((pins >> frm) & 1) != pinned_pass:
-                continue
+        todo = pawns & pins if pinned_pass else pawns & ~pins
+        while todo != 0:
+            frm = lowest_square(todo)
+            todo &= todo - 1
             f = frm % 8
             for k in range(4):
                 kind = PAWN_ORDER[turn, k]
@@ -306,12 +362,15 @@ def generate(board, turn, castle, ep, ids, mask, first_only):
                     n = _emit(ids, mask, n, frm * N_PLANES + _queen_plane(frm, ep))
                     if first_only:
                         return n
-    # Knights, bishops, rooks, queens: targets ascending from the sorted tables.
+    # Knights, bishops, rooks, queens: targets ascending (the knights' sorted table; a slider's
+    # reachable squares as a set, walked from the lowest).
     for t in range(2, 6):
+        of_type = knights if t == 2 else bishops if t == 3 else rooks if t == 4 else queens
         for pinned_pass in range(2):
-            for frm in range(64):
-                if board[frm] != base + t or ((pins >> frm) & 1) != pinned_pass:
-                    continue
+            todo = of_type & pins if pinned_pass else of_type & ~pins
+            while todo != 0:
+                frm = lowest_square(todo)
+                todo &= todo - 1
                 if t == 2:
                     for i in range(KNIGHT_N[frm]):
                         to = KNIGHT_SORTED[frm, i, 0]
@@ -323,22 +382,16 @@ def generate(board, turn, castle, ep, ids, mask, first_only):
                             if first_only:
                                 return n
                     continue
-                for i in range(LINE_N[frm]):
-                    to = LINE_SORTED[frm, i, 0]
-                    d = LINE_SORTED[frm, i, 1]
-                    dist = LINE_SORTED[frm, i, 2]
-                    if (t == 3 and d % 2 == 0) or (t == 4 and d % 2 == 1):
-                        continue
+                # bishops the odd (diagonal) directions, rooks the even ones, queens all
+                reach = _slider_reach(board, frm, 0 if t != 3 else 1, 1 if t == 5 else 2)
+                while reach != 0:
+                    to = lowest_square(reach)
+                    reach &= reach - 1
                     tc = board[to]
                     if tc != 0 and colour_of(tc) == turn:
                         continue
-                    clear = True
-                    for j in range(dist):
-                        if board[RAYS[frm, d, j]] != 0:
-                            clear = False
-                            break
-                    if clear and _legal_move(board, turn, frm, to, ksq, in_check, pins):
-                        n = _emit(ids, mask, n, frm * N_PLANES + d * 7 + dist)
+                    if _legal_move(board, turn, frm, to, ksq, in_check, pins):
+                        n = _emit(ids, mask, n, frm * N_PLANES + LINE_PLANE[frm, to])
                         if first_only:
                             return n
     # The king: its targets ascending, each castling move at its rook's square.
