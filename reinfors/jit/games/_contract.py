@@ -78,7 +78,8 @@ OPTIONAL_FUNCTIONS = (
 # optional ``legal_list(params, state, agent, mask, ids) -> n`` writes that mask (zeroing it
 # first) and the ids in order into ``ids: [>= n] int32`` in one pass, so tree nodes skip the
 # scan of the mask; an empty ``mask`` asks for the ids only (the tree nodes whose masks are never
-# read: below the root of AlphaZero / Mcts trees).  Chess declares both (reinfors 0.4.0 lists moves in generation order).
+# read: below the root of AlphaZero / Mcts trees).  Chess declares both (reinfors 0.4.0 lists
+# moves in generation order).
 # The optional ``tree_copy(params, src, dst)`` copies a state row into a search child's row before
 # the child is stepped: every word the game's functions read from then on (default: all of them).
 # Chess copies its position ring only as far back as the repetition window and the encoder's
