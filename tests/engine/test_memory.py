@@ -196,7 +196,7 @@ def test_recycled_policy_targets_never_touch_a_batch_the_caller_holds():
     np.testing.assert_array_equal(derived[0], snapshot[1][3:])
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g, w)
-    # windows 1-4 find both kept buffers held; 5 and 6 reuse the memory of dropped batches
+    # windows 1-4 get fresh memory (no kept buffer is free); 5 and 6 reuse dropped batches' memory
     assert recycled == [False, False, False, False, True, True]
     assert any(np.shares_memory(prev, k) for k in eng._spare._kept)
     assert len(eng._spare._kept) <= 2
