@@ -46,6 +46,3 @@ class SpareBuffers:
         if len(self._kept) > KEPT:
             self._kept.pop(0)  # the oldest is still held by a caller (or it would have been taken)
         return buf[:need].reshape(rows, cols), False
-
-    def clear(self) -> None:
-        self._kept.clear()

@@ -80,8 +80,9 @@ OPTIONAL_FUNCTIONS = (
 # scan of the mask; an empty ``mask`` asks for the ids only (the tree nodes whose masks are never
 # read: below the root of AlphaZero / Mcts trees).  Chess declares both (reinfors 0.4.0 lists
 # moves in generation order).
-# The optional ``tree_copy(params, src, dst)`` copies a state row into a search child's row before
-# the child is stepped: every word the game's functions read from then on (default: all of them).
+# The optional ``tree_copy(params, src, dst)`` copies a state row into a search child's row (every
+# tree copy from a parent or a chance node) before the child is stepped or its chance outcome
+# applied: every word the game's functions read from then on (default: all of them).
 # Chess copies its position ring only as far back as the repetition window and the encoder's
 # history reach (a row is 5.5 KB, most of it positions that can never recur).
 # Optional constant of a game with chance: ``CHANCE_IN_STEP`` (default True).  False declares that

@@ -37,25 +37,31 @@ def softmax_legal(logits, legal, n_actions, out):
 
 
 @kernel
-def sample_visits(rng, visits, n_actions, temperature):
+def sample_visits(rng, visits, ids, n, temperature):
     """An action drawn from ``visits ** (1 / temperature)`` with one ``rng`` draw (none when no
-    action was visited: action 0)."""
+    action was visited: action 0), over actions ``0 .. n - 1`` (``ids`` None) or over the
+    ascending actions ``ids[:n]`` when only those can have visits (the same sums in the same
+    order, the same draw, the same action)."""
     nmax = 0
-    for a in range(n_actions):
-        if visits[a] > nmax:
-            nmax = visits[a]
+    for j in range(n):
+        v = visits[j if ids is None else ids[j]]
+        if v > nmax:
+            nmax = v
     if nmax <= 0:
         return 0
     inv_t = 1.0 / temperature
     total = 0.0
-    for a in range(n_actions):
-        if visits[a] > 0:
-            total += (visits[a] / nmax) ** inv_t
+    for j in range(n):
+        v = visits[j if ids is None else ids[j]]
+        if v > 0:
+            total += (v / nmax) ** inv_t
     r = _rng.uniform(rng) * total
     best = 0
     best_w = -1.0
-    for a in range(n_actions):
-        w = (visits[a] / nmax) ** inv_t if visits[a] > 0 else 0.0
+    for j in range(n):
+        a = j if ids is None else ids[j]
+        v = visits[a]
+        w = (v / nmax) ** inv_t if v > 0 else 0.0
         r -= w
         if w > 0.0 and r <= 0.0:
             return a
@@ -98,39 +104,6 @@ def sort_ascending(ids, n):
             ids[j + 1] = ids[j]
             j -= 1
         ids[j + 1] = v
-
-
-@kernel
-def sample_visits_listed(rng, visits, ids, n, temperature):
-    """:func:`sample_visits` when only the actions ``ids[:n]`` (ascending) can have visits: the
-    same sums in the same order, the same draw, the same action."""
-    nmax = 0
-    for j in range(n):
-        v = visits[ids[j]]
-        if v > nmax:
-            nmax = v
-    if nmax <= 0:
-        return 0
-    inv_t = 1.0 / temperature
-    total = 0.0
-    for j in range(n):
-        v = visits[ids[j]]
-        if v > 0:
-            total += (v / nmax) ** inv_t
-    r = _rng.uniform(rng) * total
-    best = 0
-    best_w = -1.0
-    for j in range(n):
-        a = ids[j]
-        v = visits[a]
-        w = (v / nmax) ** inv_t if v > 0 else 0.0
-        r -= w
-        if w > 0.0 and r <= 0.0:
-            return a
-        if w > best_w:
-            best_w = w
-            best = a
-    return best
 
 
 @kernel
