@@ -251,7 +251,10 @@ def test_weights_update_between_collects_invalidates_every_entry():
 def test_per_player_update_affects_only_that_players_partition():
     e = _kuhn(10_000, n_games=16)
     cb = GenCallback(e)
-    e.collect(300, cb.fns())
+    # Cache keys are state rows, and PPO asks each player's values on more rows than its own
+    # decisions: a first window of 300 records leaves ~5 of player 0's keys unseen (they then
+    # miss in the second window whatever the update did); 20k records meet them all.
+    e.collect(20_000, cb.fns())
     cb.gen[1] = 1
     e.weights_updated(player=1)
     cb.rows = [0, 0]
@@ -260,8 +263,9 @@ def test_per_player_update_affects_only_that_players_partition():
     assert set(np.unique(b.values[(b.players == 1) & new])) == {1.0}
     assert set(np.unique(b.values[(b.players == 1) & ~new])) <= {0.0}
     assert set(np.unique(b.values[b.players == 0])) == {0.0}
-    # player 0's entries survived: its rows are (almost) all hits; player 1 re-infers its rows
-    assert cb.rows[1] >= 6 and cb.rows[0] <= cb.rows[1] // 2
+    # player 0's entries survived: its rows are all hits (one miss allowed for an insert the
+    # log dropped); player 1 re-infers its rows (6 deals x 2 decisions, less what 300 miss)
+    assert cb.rows[1] >= 6 and cb.rows[0] <= 1
 
 
 def _spy_slots(engine):
