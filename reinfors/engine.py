@@ -34,8 +34,9 @@ from ._runtime.composition import (
 )
 from ._runtime.gamedef import reached_state_starts
 from ._runtime.notice import compile_notice
+from ._runtime.compile_helper import compile_cold
 from ._runtime.routes import PVValidator, QValidator, resolve_infer
-from ._runtime.runtime import Runtime
+from ._runtime.runtime import Runtime, kernel_family
 from ._runtime.spare import SpareBuffers
 from ._validate import as_bool, as_float, as_sequence, as_unsigned, refuse_pickle
 from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
@@ -343,6 +344,7 @@ class Engine:
                     f"(two views x {routes} partitions x {24 + 8 * width} bytes per entry; limit "
                     f"{CACHE_BYTES_LIMIT}); use a smaller infer_cache"
                 )
+            compile_cold(self, self._kernel_module())  # a cold module: work here, the rest beside
             self._rt = Runtime(
                 d,
                 policy_kind=_POLICY_KINDS[pol.name],
@@ -370,6 +372,13 @@ class Engine:
             with self._gen_lock:
                 self._rt.ctl[C.C_WGEN] = _stamp(self._generation)
         return self._rt
+
+    def _kernel_module(self):
+        """The generated kernel module this engine's runtime runs on (imported, not compiled)."""
+        search = self._search
+        leaf_batch = search is not None and search.get("leaf_batch", 1) > 1
+        family = kernel_family(_POLICY_KINDS[self._policy.name], self._infer_cache)
+        return self._game._def.kernels_for(family, leaf_batch)
 
     def _subject(self) -> str:
         """What a first compile of this engine builds (for the compile notice)."""

@@ -12,6 +12,11 @@ from pathlib import Path
 
 _TESTS = Path(__file__).resolve().parent
 
+# The cold-start compile helper (reinfors/_runtime/compile_helper.py) puts a second core to work
+# beside one cold process; the suite's precompile shares and xdist workers already use every
+# core, so a helper would only add processes.  tests/engine/test_compile_helper.py turns it on.
+os.environ.setdefault("REINFORS_COMPILE_HELPER", "0")
+
 
 def _whole_suite(config) -> bool:
     """True when the run is the suite (no paths given, or only the tests directory)."""

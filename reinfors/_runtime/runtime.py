@@ -40,6 +40,7 @@ import numpy as np
 
 from reinfors.jit import arena as _arena
 from reinfors.jit import engine_codes as C
+from reinfors.jit import outputs as _outputs
 from reinfors.jit import records as _records
 from reinfors.jit import rings
 
@@ -307,6 +308,45 @@ class Runtime:
         self.cut = 0  # the completion key below which the last window delivers its records (_cut_at)
         self._helpers: _Helpers | None = None
         self.warmed = False  # a window ran to its end (every kernel of the window is compiled)
+
+    def precompile_plan(self) -> list[tuple]:
+        """``(dispatcher, arguments)`` for every kernel the scheduler thread can call in a window,
+        a restore and a batch hand-over, with the argument types those calls pass — all but
+        ``work`` (the workers' kernel) and ``start_slots`` (which this constructor ran).  A cold
+        engine's compile helper (``reinfors/_runtime/compile_helper.py``) compiles them into the
+        on-disk cache while the engine's own process compiles ``work``.  A call site whose types
+        this plan misses still works: it compiles where it is first called."""
+        k, E, r = self.k, self.E, 0
+        span = (self.spans, self.span_n, self.window_acc)
+        pred = np.zeros((1, self.width), np.float64)
+        i8, u8 = np.zeros(1, np.int64), np.zeros(1, np.uint8)
+        b8, f8 = np.zeros((1, 1), np.uint8), np.zeros((1, 1), np.float64)
+        f4 = np.zeros((1, 1), np.float32)
+        plan = [
+            (k.unpark_all, (E,)),
+            (k.push_ready, (E, self.ready_buf, 0)),
+            (k.find_fireable, (E, *span)),
+            (k.arena_fill, (E, r, 0)),
+            (k.finish_fire, (E, self.spans, self.span_n, r, 0, pred, self.ready_buf, True, np.int64(0), i8)),
+            (k.wait_progress, (E, 0)),
+            (k.drain, (E, *span)),
+            (k.close_all_open, (E, r)),
+            (k.close_open, (E, r)),
+            (k.sealable, (E, r, 0)),
+            (k.spans_complete, (E, *span, 0)),
+            (_records.copy_rows, (b8, i8, b8, i8, i8)),
+            (_records.permute_rows, (b8, i8, 0, u8, i8)),
+            (_records.scatter_rows, (f8, i8, i8, f8, True)),
+            (_records.legal_csr, (b8, 0, True)),
+            (_records.map_ids, (i8, i8, i8, np.zeros((1, 1), np.int64))),
+            (_records.map_columns, (f8, i8, np.zeros((1, 1), np.int64))),
+            (_outputs.finite_cols, (f4, 0, i8)),
+            (_outputs.widen_rows, (f4, 0, f8, 0)),
+            (_outputs.widen_rows, (f8, 0, f8, 0)),
+        ]
+        if self.infer_cache:
+            plan += [(k.release_gated, (E, r, self.ready_buf)), (k.demand_full, (E,)), (k.cache_clear, (E,))]
+        return plan
 
     def _tree_arrays(self, G, S, search, n_heads) -> dict:
         """The per-slot search trees (struct of arrays; tiny placeholders without search)."""

@@ -1,0 +1,156 @@
+"""The cold-start compile helper (``reinfors/_runtime/compile_helper.py``): the scheduler kernels'
+plan covers every kernel call a window and its batch hand-over make, with the types they pass; the
+helper runs only where it can rebuild the very same kernel module; and, end to end (slow: a cold
+compile), a cold process compiles only ``work`` itself and gets the batch a warm one gets.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import reinfors as rf
+from reinfors._runtime import compile_helper
+from reinfors.jit import outputs, records
+
+G, P, L = rf.games, rf.policies, rf.learners
+
+
+class _Recorder:
+    """Stands in for a kernel module (or ``records`` / ``outputs``): every call through it is
+    recorded as (dispatcher, argument types) and then made."""
+
+    def __init__(self, mod, calls):
+        self._mod, self._calls = mod, calls
+
+    def __getattr__(self, name):
+        disp = getattr(self._mod, name)
+        if not hasattr(disp, "typeof_pyval"):
+            return disp
+
+        def call(*args):
+            self._calls.add((disp, tuple(disp.typeof_pyval(a) for a in args)))
+            return disp(*args)
+
+        return call
+
+
+def _pv(n, dtype):
+    return lambda obs: (np.zeros((len(obs), n), dtype), np.zeros(len(obs), dtype))
+
+
+COMPOSITIONS = {
+    "c4_az_f32": (lambda: rf.Engine(G.Connect4(), rf.Reward(), P.AlphaZero(num_simulations=4), L.AlphaZero(), n_games=4), _pv(7, np.float32)),
+    "c4_az_cache": (
+        lambda: rf.Engine(G.Connect4(), rf.Reward(), P.AlphaZero(num_simulations=4), L.AlphaZero(), n_games=4, infer_cache=64),
+        _pv(7, np.float32),
+    ),
+    "c4_ppo_f64": (lambda: rf.Engine(G.Connect4(), rf.Reward(), P.Ppo(), L.Ppo(), n_games=4), _pv(7, np.float64)),
+    "c4_dqn": (
+        lambda: rf.Engine(G.Connect4(), rf.Reward(), P.EpsilonGreedyQ(), L.Dqn(), n_games=4),
+        lambda obs: np.zeros((len(obs), 1, 7)),
+    ),
+    "kuhn_ppo_per_player": (
+        lambda: rf.Engine(G.KuhnPoker(), None, P.Ppo(), L.Ppo(), n_games=8),
+        [_pv(2, np.float32), _pv(2, np.float32)],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(COMPOSITIONS))
+def test_the_plan_covers_every_kernel_call_of_a_window(name, monkeypatch):
+    make, infer = COMPOSITIONS[name]
+    e = make()
+    e.collect(8, infer)  # the runtime exists (and every kernel is compiled or loaded)
+    rt = e._rt
+    calls = set()
+    monkeypatch.setattr(rt, "k", _Recorder(rt.k, calls))
+    from reinfors import engine as engine_mod
+    from reinfors._runtime import routes, runtime
+
+    for mod, attr, real in ((runtime, "_records", records), (engine_mod, "_records", records), (routes, "_outputs", outputs)):
+        monkeypatch.setattr(mod, attr, _Recorder(real, calls))
+    for _ in range(3):
+        e.collect(64, infer)
+    monkeypatch.undo()
+    plan = {(d, tuple(d.typeof_pyval(a) for a in args)) for d, args in rt.precompile_plan()}
+    names = {d.py_func.__name__ for d, _ in calls}
+    assert {"work", "find_fireable", "finish_fire", "legal_csr"} <= names  # the recorder saw the window
+    missed = sorted(f"{d.py_func.__name__}{sig}" for d, sig in calls - plan if d is not rt.k.work)
+    assert not missed, f"kernel calls the precompile plan misses: {missed}"
+
+
+def test_the_helper_runs_only_where_it_rebuilds_the_same_module(monkeypatch):
+    e = rf.Engine(G.Connect4(), rf.Reward(), P.Ppo(), L.Ppo(), n_games=2)
+    k = e._kernel_module()
+    config = e.resolved_config()
+    assert compile_helper._rebuilds(config, k)
+    # another family's module is not this one
+    az = rf.Engine(G.Connect4(), rf.Reward(), P.AlphaZero(num_simulations=2), L.AlphaZero(), n_games=2)
+    assert not compile_helper._rebuilds(config, az._kernel_module())
+    # a user game has no catalogue entry another process could build it from
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from test_user_games import make_nim
+
+    nim = rf.Engine(make_nim(4), rf.Reward(), P.Ppo(), L.Ppo(), n_games=2)
+    assert not compile_helper._rebuilds(nim.resolved_config(), nim._kernel_module())
+    monkeypatch.setenv("REINFORS_COMPILE_HELPER", "0")
+    assert not compile_helper.enabled()
+    monkeypatch.setenv("REINFORS_COMPILE_HELPER", "1")
+    assert compile_helper.enabled() == (len(os.sched_getaffinity(0)) >= 2)
+    # a module whose work is compiled (or cached) never starts a helper
+    e.collect(4, _pv(7, np.float32))
+    assert compile_helper._work_cached(k)
+
+
+_CHILD = textwrap.dedent(
+    """
+    import hashlib, json, sys
+    import numpy as np
+    from numba.core import event
+    tops, depth = [], [0]
+    class L(event.Listener):
+        def on_start(self, ev):
+            if depth[0] == 0:
+                tops.append(ev.data["dispatcher"].py_func.__name__)
+            depth[0] += 1
+        def on_end(self, ev):
+            depth[0] -= 1
+    event.register("numba:compile", L())
+    import reinfors as rf
+    e = rf.Engine(rf.games.GridWorld(), rf.Reward(), rf.policies.Ppo(), rf.learners.Ppo(), n_games=4, seed=3)
+    infer = lambda obs: (np.tanh(obs[:, :4] * 0.5), obs.sum(axis=1) * 0.01)
+    b = e.collect(200, infer)
+    h = hashlib.sha256()
+    for f in ("obs", "players", "actions", "behavior_log_probs", "advantages", "returns"):
+        h.update(np.ascontiguousarray(getattr(b, f)).tobytes())
+    print(json.dumps({"tops": tops, "hash": h.hexdigest()}))
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_cold_process_compiles_only_work_and_gets_the_warm_batch(tmp_path, monkeypatch):
+    monkeypatch.setenv("REINFORS_COMPILE_HELPER", "1")  # (the suite's conftest turns it off)
+    env = {**os.environ, "REINFORS_CACHE_DIR": str(tmp_path), "REINFORS_COMPILE_HELPER": "1"}
+
+    def child():
+        out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    if not compile_helper.enabled():
+        pytest.skip("the compile helper needs two cores")
+    cold = child()
+    # every other kernel of the window (start_slots, find_fireable, finish_fire, the validators'
+    # and the batch hand-over's; 11 compiles without the helper) loaded from the helper's entries
+    assert cold["tops"] == ["work"]
+    warm = child()
+    assert warm["tops"] == [] and warm["hash"] == cold["hash"]
