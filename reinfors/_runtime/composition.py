@@ -143,7 +143,9 @@ def _search_spec(policy, learner, d, n_games: int) -> dict:
             spec.update(
                 expand=int(d.has_chance and chance is not None and chance.name == "expand_all"),
                 samples=chance._samples if chance is not None and chance.name == "committed" else 1,
-                nodes=1 + budget * per,
+                # the acting agents' searches run side by side: one partition each, its last
+                # row the waiting search's counters
+                nodes=N * (2 + budget * per),
                 max_rows=min(top_k, budget) * (N - 1 + per),
                 interior=N * budget if lp.get("interior_targets") else 0,
             )

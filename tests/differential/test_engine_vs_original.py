@@ -327,7 +327,8 @@ def test_chess_search_records_match_the_original(case, encoder):
 # co-movers fanned Uniform / Distributional, chance fanned per mode).  Compared as multisets of
 # records (simultaneous episodes have no fixed records-per-tick count).  With food=0 the trees
 # hold no chance; ExpandAll enumerates the respawn outcomes (no RNG); Committed draws in-tree
-# from a stream this build does not reproduce (docs/original-0.4.0/engine-search.md §4.1).
+# from the slot stream, the agents' searches taking turns round by round
+# (docs/original-0.4.0/engine-search.md §4.1).
 SIM_SX_CASES = [
     ("sx-snake2-nofood", "Snake", {"grid_size": 7, "food": 0, "max_ticks": 20}, {"loss": -1.0, "step": -0.01},
      "SelectiveExpectimax", {"expansion_budget": 8, "top_k": 2, "n_heads": 2}, "TreeStrap",
@@ -345,13 +346,21 @@ SIM_SX_CASES = [
      {"expansion_budget": 5, "top_k": 2, "n_heads": 3, "opponent": "distributional", "opp_temperature": 0.5,
       "opp_floor": 0.1, "epsilon": 0.2, "beta": 0.5, "chance": {"name": "expand_all"}},
      "TreeStrap", {"outcome_weight": 0.5}, {"n_games": 2, "seed": 5}),
-    pytest.param(
-        ("sx-snake2-committed", "Snake", {"grid_size": 6, "food": 1, "max_ticks": 20}, {"loss": -1.0, "food": 1.0},
-         "SelectiveExpectimax", {"expansion_budget": 8, "top_k": 2, "n_heads": 2}, "TreeStrap", {"gamma": 0.9},
-         {"n_games": 2, "seed": 2}),
-        marks=pytest.mark.xfail(strict=True, reason="the original's in-tree Committed stream is not reproduced"),
-        id="sx-snake2-committed",
-    ),
+    ("sx-snake2-committed", "Snake", {"grid_size": 6, "food": 1, "max_ticks": 20}, {"loss": -1.0, "food": 1.0},
+     "SelectiveExpectimax", {"expansion_budget": 8, "top_k": 2, "n_heads": 2}, "TreeStrap", {"gamma": 0.9},
+     {"n_games": 2, "seed": 2}),
+    # Committed(2) with 3 snakes, depth-capped searches (some end before their budget: the
+    # decisions' draws then come between the other searches' rounds) and interior records
+    ("sx-snake3-committed2-dist-depth2", "Snake", {"grid_size": 6, "food": 1, "max_ticks": 15, "num_snakes": 3},
+     {"loss": -1.0, "food": 1.0, "win": 1.0}, "SelectiveExpectimax",
+     {"expansion_budget": 6, "top_k": 2, "n_heads": 2, "opponent": "distributional", "opp_temperature": 0.5,
+      "opp_floor": 0.1, "epsilon": 0.2, "max_depth": 2, "chance": {"name": "committed", "samples": 2}},
+     "TreeStrap", {"interior_targets": True, "bootstrap_p": 0.7}, {"n_games": 2, "seed": 7}),
+    ("sx-snake3-expandall-depth2", "Snake", {"grid_size": 6, "food": 1, "max_ticks": 20, "num_snakes": 3},
+     {"loss": -1.0, "food": 1.0}, "SelectiveExpectimax",
+     {"expansion_budget": 6, "top_k": 2, "n_heads": 2, "max_depth": 2, "epsilon": 0.1,
+      "chance": {"name": "expand_all"}},
+     "TreeStrap", {"interior_targets": True, "bootstrap_p": 0.5}, {"n_games": 2, "seed": 3}),
 ]  # fmt: skip
 
 
