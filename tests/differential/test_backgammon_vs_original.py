@@ -151,14 +151,27 @@ def test_ppo_decisions_match_the_original():
 SEARCH_CASES = [
     ("az", "AlphaZero", {"num_simulations": 8}, "AlphaZero", {"gamma": 1.0}, {"n_games": 2, "seed": 4}),
     ("mcts", "Mcts", {"num_simulations": 6}, "TreeStrap", {"gamma": 0.9}, {"n_games": 2, "seed": 6}),
+    ("mmx-committed2", "Minimax", {"depth": 1, "chance": {"name": "committed", "samples": 2}}, "TreeStrap",
+     {"gamma": 0.9}, {"n_games": 2, "seed": 6}),
+    ("sx-committed1", "SelectiveExpectimax", {"expansion_budget": 2, "top_k": 1}, "TreeStrap", {"gamma": 0.9},
+     {"n_games": 2, "seed": 4}),
+    pytest.param(
+        ("sx-committed3", "SelectiveExpectimax",
+         {"expansion_budget": 3, "top_k": 2, "n_heads": 2, "chance": {"name": "committed", "samples": 3}},
+         "TreeStrap", {"interior_targets": True}, {"n_games": 2, "seed": 5}),
+        marks=pytest.mark.xfail(strict=True, reason="last-ulp target differences (rows, masks and draws equal)"),
+        id="sx-committed3",
+    ),
 ]  # fmt: skip
 
 
-# AlwaysResample (the default of both): every descent through a chance edge draws its roll from
-# the slot stream and goes on into that roll's child, created the first time the roll is drawn
-# (docs/original-0.4.0/search-chance.md §3).  Whole episodes compared.
+# AlphaZero / Mcts under AlwaysResample (their default): every descent through a chance edge draws
+# its roll from the slot stream and goes on into that roll's child, created the first time the roll
+# is drawn (docs/original-0.4.0/search-chance.md §3).  Minimax / SelectiveExpectimax under
+# Committed(k) (SelectiveExpectimax's default, k = 1): the k rolls of a chance edge come from the
+# slot stream as its children are made, the last child first (§1, §2).  Whole episodes compared.
 @pytest.mark.slow  # Backgammon's tree kernels (~2.5 min cold)
-@pytest.mark.parametrize("case", SEARCH_CASES, ids=[c[0] for c in SEARCH_CASES])
+@pytest.mark.parametrize("case", SEARCH_CASES, ids=[c[0] if isinstance(c, tuple) else None for c in SEARCH_CASES])
 def test_search_episodes_match_the_original(case):
     _, pol, pk, lrn, lk, ek = case
     names = AZ_FIELDS if lrn == "AlphaZero" else TS_FIELDS
