@@ -7,7 +7,6 @@ from ._validate import as_unsigned, refuse_pickle
 
 __all__ = ["ChanceModeHandle", "AlwaysResample", "Committed", "ExpandAll", "make", "registered"]
 
-MAX_SAMPLES = 1 << 20
 
 
 class ChanceModeHandle:
@@ -38,12 +37,12 @@ class ChanceModeHandle:
 
     @staticmethod
     def Committed(samples=1) -> ChanceModeHandle:
-        """Freeze ``samples`` draws per chance edge (for wide fans)."""
+        """Freeze ``samples`` draws per chance edge (for wide fans).  Any u64 is accepted here; an
+        Engine or ``choose`` refuses more than 2**20 (``chance samples must be <= 1048576``),
+        as 0.4.0."""
         k = as_unsigned("samples", samples)
         if k < 1:
             raise ValueError("samples must be >= 1")
-        if k > MAX_SAMPLES:
-            raise ValueError(f"samples must be <= {MAX_SAMPLES} (got {k})")
         return ChanceModeHandle("committed", k)
 
     @staticmethod

@@ -469,8 +469,6 @@ def test_catalog_shared_entries_equal_the_original(results):
 KNOWN_HANDLE_DIFFS = {
     # (temperature_drop through a C long, AlphaZero.max_depth as an i32: fixed by the hostile-input
     # sweep, tests/reliability/test_sweep.py)
-    # the original caps Committed samples at Engine build ('chance samples must be <= 1048576 (got N)')
-    ("Committed", "samples", 2**20 + 1): "original: accepted here, ValueError at Engine",
 }
 
 

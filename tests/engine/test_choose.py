@@ -360,6 +360,8 @@ def test_engine_time_ranges_and_the_acting_ply_limit():
         (P.AlphaZero(num_simulations=4, max_depth=0), "max_depth must be >= 1", False),
         (P.AlphaZero(num_simulations=2**20 + 1), r"num_simulations must be <= 1048576 \(got 1048577\)", True),
         (P.Mcts(num_simulations=0), "num_simulations must be >= 1", False),
+        (P.Mcts(chance=rf.chance_modes.Committed(2**20 + 1)), r"chance samples must be <= 1048576 \(got 1048577\)",
+         True),  # fmt: skip
         (P.SelectiveExpectimax(n_heads=0), "n_heads must be >= 1", False),
         (P.EpsilonGreedyQ(n_heads=0), "n_heads must be >= 1", False),
         (P.EpsilonGreedyQ(n_heads=5000), r"n_heads must be <= 4096 \(got 5000\)", True),
