@@ -43,8 +43,12 @@ _ENV = "REINFORS_COMPILE_HELPER"
 
 
 def enabled() -> bool:
-    """The switch, the disk cache and a second core (the helper runs beside this process)."""
+    """The switch, the disk cache and a second core (the helper runs beside this process).  A
+    frozen application (PyInstaller and the like) has no interpreter to run the helper module
+    with: ``sys.executable`` would start the application itself."""
     if os.environ.get(_ENV, "").strip().lower() in ("0", "false", "no", "off"):
+        return False
+    if getattr(sys, "frozen", False):
         return False
     if not _compile.CACHE_ENABLED:
         return False
