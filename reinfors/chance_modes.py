@@ -8,7 +8,6 @@ from ._validate import as_unsigned, refuse_pickle
 __all__ = ["ChanceModeHandle", "AlwaysResample", "Committed", "ExpandAll", "make", "registered"]
 
 
-
 class ChanceModeHandle:
     """A chance mode (opaque): ``AlwaysResample()``, ``Committed(samples=1)`` or ``ExpandAll()``."""
 

@@ -105,9 +105,9 @@ def test_the_helper_runs_only_where_it_rebuilds_the_same_module(monkeypatch):
     assert not compile_helper.enabled()
     monkeypatch.setenv("REINFORS_COMPILE_HELPER", "1")
     assert compile_helper.enabled() == (len(os.sched_getaffinity(0)) >= 2)
-    monkeypatch.setattr(sys, "frozen", True, raising=False)  # sys.executable is the application
-    assert not compile_helper.enabled()
-    monkeypatch.undo()
+    with monkeypatch.context() as m:  # reverts only sys.frozen: the switch stays on below
+        m.setattr(sys, "frozen", True, raising=False)  # sys.executable is the application
+        assert not compile_helper.enabled()
     # a module whose work is compiled (or cached) never starts a helper
     e.collect(4, _pv(7, np.float32))
     assert compile_helper._work_cached(k)
