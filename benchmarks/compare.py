@@ -6,12 +6,16 @@
     python benchmarks/compare.py --mode cold     # empty compile cache: process start -> first batch
     python benchmarks/compare.py --mode warm     # quickstart process (import + construct + first batch)
     python benchmarks/compare.py --mode gpu [--games 64 256 1024] [--batches 0 128 512]
+    python benchmarks/compare.py --mode simgpu [--games 64 256 1024] [--leaf-batches 1 8 16]
 
 Every mode runs both builds in fresh processes, alternating A/B so machine noise hits both
 alike, and prints ratios (min / median / max over repetitions).  ``workloads`` reports records/s,
 engine ns per inference row ((wall - callback time) / rows), rows per callback call, first-call
 seconds and CPU per record; ``stream_c4_az`` adds the overlap gain over serial collect + train
-and the stop latency.  ``scaling`` sweeps ``n_threads``; ``gpu`` runs AlphaZero with a torch
+and the stop latency.  ``simgpu`` runs AlphaZero against the accelerator stand-in of
+``workloads.py`` (a callback sleeping 1.3 ms + rows / 2.2 M s, the H200 ResNet's cost) over
+``n_games`` x ``leaf_batch`` (0.4.0 has no leaf batching: it runs ``leaf_batch=1`` only) and reports
+the callback's busy fraction beside records/s.  ``scaling`` sweeps ``n_threads``; ``gpu`` runs AlphaZero with a torch
 ResNet callback on CUDA over ``n_games`` x ``batch_size``.  The original is created on demand in
 its own venv (scripts/setup_orig_venv.sh).
 """
@@ -100,7 +104,7 @@ def _pair(spec: dict, args, env_ours: dict | None = None) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mode", choices=["workloads", "scaling", "cold", "warm", "gpu"], default="workloads")
+    ap.add_argument("--mode", choices=["workloads", "scaling", "cold", "warm", "gpu", "simgpu"], default="workloads")
     ap.add_argument("--workloads", nargs="*", default=None)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=5.0)
@@ -109,6 +113,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, nargs="*", default=[1, 2, 4, 8, 16])
     ap.add_argument("--games", type=int, nargs="*", default=[64, 256, 1024])
     ap.add_argument("--batches", type=int, nargs="*", default=[0, 128, 512])
+    ap.add_argument("--leaf-batches", type=int, nargs="*", default=[1, 8, 16])
+    ap.add_argument("--simgpu-workloads", nargs="*", default=["c4_az_simgpu"],
+                    help="simgpu: also backgammon_az_simgpu, chess_az_simgpu")
     ap.add_argument("--orig", default=str(ROOT / ".venv-orig" / "bin" / "python"))
     ap.add_argument("--json", help="scaling: write the measurements here")
     args = ap.parse_args()
@@ -179,12 +186,54 @@ def main() -> None:
                 print(
                     f"{wl:<22} ratio  min {pairs[0]:.2f}x  median {statistics.median(pairs):.2f}x  max {pairs[-1]:.2f}x"
                 )
+    elif args.mode == "simgpu":
+        simgpu(args, base)
     else:  # gpu
         print(header)
         for g in args.games:
             for bs in args.batches:
                 spec = {**base, "workload": "c4_az_resnet", "n_games": g, "batch_size": bs}
                 _report(f"resnet games={g} batch={bs}", _pair(spec, args))
+
+
+def simgpu(args, base: dict) -> None:
+    """Both builds against the accelerator stand-in, alternating per repetition."""
+    print(f"{'workload':<34} {'build':<6} {'records/s':>10} {'rows/call':>9} {'busy':>6} {'us cpu/rec':>10}")
+    best = {"ours": 0.0, "orig": 0.0}
+    for wl in args.simgpu_workloads:
+        for g in args.games:
+            orig_med = None
+            for lb in args.leaf_batches:
+                spec = {**base, "workload": wl, "n_games": g, "leaf_batch": lb}
+                res = {"ours": [], "orig": []}
+                for _ in range(args.reps):
+                    res["ours"].append(run(sys.executable, spec, isolate=False))
+                    if lb == 1:
+                        res["orig"].append(run(args.orig, spec, isolate=True))
+                label = f"{wl} games={g} lb={lb}"
+                for build in ("ours", "orig"):
+                    rs = [r for r in res[build] if "records_per_s" in r]
+                    for r in res[build]:
+                        if "records_per_s" not in r:
+                            print(f"{label:<34} {build:<6} {r}")
+                    if not rs:
+                        continue
+                    med = lambda k, rs=rs: statistics.median(r[k] for r in rs)  # noqa: E731
+                    rates = sorted(r["records_per_s"] for r in rs)
+                    print(f"{label:<34} {build:<6} {med('records_per_s'):>10.0f} {med('rows_per_call'):>9.1f} "
+                          f"{med('busy'):>6.0%} {med('cpu_us_per_record'):>10.1f}  (min {rates[0]:.0f}, max {rates[-1]:.0f})")  # fmt: skip
+                    if wl == "c4_az_simgpu":
+                        best[build] = max(best[build], med("records_per_s"))
+                    if build == "orig":
+                        orig_med = med("records_per_s")
+                    elif orig_med and lb > 1:
+                        print(f"{label:<34} ratio  x{med('records_per_s') / orig_med:.2f} (vs 0.4.0 at lb=1)")
+                pairs = sorted(a["records_per_s"] / b["records_per_s"] for a, b in zip(res["ours"], res["orig"])
+                               if "records_per_s" in a and "records_per_s" in b)  # fmt: skip
+                if pairs:
+                    print(f"{label:<34} ratio  min {pairs[0]:.2f}x  median {statistics.median(pairs):.2f}x  max {pairs[-1]:.2f}x")  # fmt: skip
+    if best["orig"]:
+        print(f"best c4: ours {best['ours']:.0f} vs 0.4.0 {best['orig']:.0f} records/s: x{best['ours'] / best['orig']:.2f}")
 
 
 if __name__ == "__main__":

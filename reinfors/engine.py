@@ -368,6 +368,7 @@ class Engine:
                 infer_cache=self._infer_cache,
                 pgen=self._pgen,
                 start_buffer=self._start_buffer[1:] if self._start_buffer[0] else None,
+                user_batch=bool(self._batch_size),
             )
             with self._gen_lock:
                 self._rt.ctl[C.C_WGEN] = _stamp(self._generation)

@@ -321,6 +321,7 @@ def _drive(rt: Runtime, infer, validate) -> None:
     one ``infer`` call, validate, expand, route."""
     k = rt.k
     sinfo = rt["sinfo"]
+    rt._set_targets()  # the arena closes at its capacity (a reused runtime's ctl was zeroed)
     rt._queue_emitting()
     while True:
         E = rt.E

@@ -76,6 +76,11 @@ class _Validator:
         self._held = None
         self.raw[:] = 0
 
+    def clone(self):
+        """A validator of the same outputs with buffers of its own (a pipelined window keeps two
+        calls' predictions at once)."""
+        raise NotImplementedError
+
 
 class QValidator(_Validator):
     """Q-family output ``(rows, n_heads, A)`` → prediction rows ``(rows, n_heads * A)`` float64."""
@@ -85,6 +90,9 @@ class QValidator(_Validator):
         self.n_heads, self.n_actions = n_heads, n_actions
         self.width = n_heads * n_actions
         self._rows = _Rows(self.width)
+
+    def clone(self) -> QValidator:
+        return QValidator(self.n_heads, self.n_actions)
 
     def __call__(self, out, rows: int) -> np.ndarray:
         _dtype_check(out, "infer output")
@@ -116,6 +124,9 @@ class PVValidator(_Validator):
         self.width = n_actions + 1
         self.in_place = in_place
         self._rows = _Rows(self.width)
+
+    def clone(self) -> PVValidator:
+        return PVValidator(self.n_actions, self.label, self.in_place)
 
     def __call__(self, out, rows: int) -> np.ndarray:
         label = self.label

@@ -31,6 +31,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import math
+import os
 import sys
 import threading
 import time
@@ -38,6 +39,7 @@ import weakref
 
 import numpy as np
 
+from reinfors._runtime.firing import CallCost, FirePolicy, Pipe
 from reinfors.jit import arena as _arena
 from reinfors.jit import engine_codes as C
 from reinfors.jit import outputs as _outputs
@@ -45,6 +47,15 @@ from reinfors.jit import records as _records
 from reinfors.jit import rings
 
 __all__ = ["Runtime", "KernelError", "kernel_family"]
+
+
+# Pipelined fires (firing.py): the largest batch an arena may hand an accelerator-like callback,
+# and the most memory the arenas of a runtime may take to allow it (otherwise they stay at the
+# CPU design's automatic batch).
+MAX_PIPELINE_ROWS = 8192
+HELPER_SPIN = 200_000  # ~0.3 ms of polls
+PIPELINE_HELPER_SPIN = 5_000_000  # ~several ms: across a call
+MAX_ARENA_BYTES = 256 << 20
 
 
 def kernel_family(policy_kind: int, infer_cache: int) -> str:
@@ -100,7 +111,7 @@ class _Helpers:
             try:
                 # Keep advancing slots without returning to Python per batch (the scheduler polls
                 # for full arenas itself); spin a while on an empty ring before sleeping.
-                self.rt.k.work(E, False, 200_000)
+                self.rt.k.work(E, False, self.rt.helper_spin)
             finally:
                 with self.cv:
                     self.busy -= 1
@@ -139,6 +150,13 @@ def _stop_all_helpers() -> None:
         rt.close(join=True)
 
 
+class _Call:
+    """One callback call: the lent rows of arena ``i`` of ``route`` and, once made, its validated
+    predictions (``pred``) and whether the callback kept a view of the rows (``retained``)."""
+
+    __slots__ = ("route", "i", "n", "lent_rows", "validate", "owner", "view", "gen", "wgen", "pred", "retained")
+
+
 class Runtime:
     """Preallocated engine state ``E`` plus the scheduler for one Engine."""
 
@@ -167,6 +185,7 @@ class Runtime:
         infer_cache=0,
         pgen=None,
         start_buffer=None,
+        user_batch=False,
     ):
         """``search``: the tree-search geometry and knobs (the dict of ``composition._search_spec``)
         for the search policies; None for the model-free ones.  ``infer_cache``: entries per
@@ -182,6 +201,13 @@ class Runtime:
         self.G, self.N, self.A, self.O = G, N, A, O
         self.pad = pad
         self.batch_size = batch_size
+        self.user_batch = bool(user_batch)  # batch_size came from the user: a hard cap (firing.py)
+        self.cost = CallCost()  # the callbacks' recent calls (the firing regime)
+        self._pipe: Pipe | None = None  # set while a pipelined window runs
+        # Polls a helper makes on an empty ready ring before it sleeps.  A pipelined window keeps
+        # them polling across a call (its rows come back all at once), while that leaves a core
+        # free for the callback's thread.
+        self.helper_spin = HELPER_SPIN
         # Rows one slot can have in flight (one request at a time): its acting agents' rows, a
         # tail, or one search request (a Minimax round can be thousands of rows).
         self.max_rows = max(N, search["max_rows"]) if search is not None else N
@@ -228,7 +254,7 @@ class Runtime:
         M = 64
         # Every message a slot can have queued: one per span of its request (one span per row
         # with per-player routes), plus its Completed message.
-        spans = (self.max_rows if N > 1 or infer_cache else math.ceil(self.max_rows / self.capacity)) + 2
+        spans = (self.max_rows if N > 1 or infer_cache else math.ceil(self.max_rows / self.fire_min)) + 2
         self.msg = rings.make(G * spans + 4 * G * N + 64, C.MSG_W)
         self.rdy = rings.make(G + 1, 1)
         self.ready_buf = np.zeros(G, np.int64)
@@ -383,17 +409,31 @@ class Runtime:
     # -- routes ----------------------------------------------------------------------------------
 
     def _size_routes(self, n_routes: int) -> None:
-        """Arena geometry for ``n_routes`` routes: capacity ``batch_size`` (never more than a
-        route can ever hold in flight, unless padding), and enough arenas that a writer always
-        finds a free one (every in-flight row plus three spare: the open arena, one being fired,
-        one lent to a callback that kept it)."""
+        """Arena geometry for ``n_routes`` routes.
+
+        ``fire_min``: the automatic batch of the CPU design (``batch_size``, never more than a
+        route can ever hold in flight, unless padding) — the rows at which arenas close while the
+        callback is a CPU one (``firing.py``).  ``capacity``: the rows an arena can hold, which is
+        the largest batch a pipelined (accelerator-like) callback may be handed: every row a
+        route can have in flight, up to :data:`MAX_PIPELINE_ROWS` and :data:`MAX_ARENA_BYTES`
+        over the pool — or ``fire_min`` itself when the user set ``batch_size`` (a hard cap) or
+        ``pad``.  Enough arenas that a writer always finds a free one: every in-flight row in
+        arenas closed at ``fire_min``, plus four spare (the open arena, one being computed, one
+        queued behind it, one lent to a callback that kept it)."""
         self.n_routes = n_routes
         if self.search is not None:
             rows_per_route = self.G * self.max_rows  # one request per slot, any mix of players
         else:
             rows_per_route = self.G * self.N if n_routes == 1 else self.G
-        self.capacity = self.batch_size if self.pad else max(1, min(self.batch_size, rows_per_route))
-        self.n_arenas = math.ceil(rows_per_route / self.capacity) + 3
+        self.rows_per_route = rows_per_route
+        self.fire_min = self.batch_size if self.pad else max(1, min(self.batch_size, rows_per_route))
+        self.n_arenas = math.ceil(rows_per_route / self.fire_min) + 4
+        cap = self.fire_min
+        if not self.pad and not self.user_batch:
+            big = min(rows_per_route, MAX_PIPELINE_ROWS)
+            if big > cap and n_routes * self.n_arenas * big * max(1, self.O) * 4 <= MAX_ARENA_BYTES:
+                cap = big
+        self.capacity = cap
 
     def _alloc_routes(self) -> None:
         R, NA, CAP = self.n_routes, self.n_arenas, self.capacity
@@ -406,6 +446,8 @@ class Runtime:
         for r in range(max(1, self.N)):
             self.ctl[C.C_ROUTE_CUR + 8 * r] = 0
             self.ctl[C.C_ROUTE_HITS + 8 * r] = 0
+        self._policy = FirePolicy(CAP, self.fire_min)
+        self._set_targets()
         self._alloc_cache()
         self.copy_mode = False  # set once a callback kept lent rows (reset with new arenas)
         self._route_fires = [0] * R  # fires per route (the stall ladder's progress measure)
@@ -583,9 +625,30 @@ class Runtime:
 
     # -- firing ----------------------------------------------------------------------------------
 
+    def _set_targets(self) -> None:
+        """Publish the fire target (rows at which writers close an arena) of every route: the CPU
+        design's automatic batch, or the pipelined policy's current arm."""
+        tgt = self._policy.target if self._pipe is not None else self.fire_min
+        for r in range(max(1, self.N)):
+            self.ctl[C.C_ROUTE_TGT + 8 * r] = tgt
+
     def _fire(self, route: int, i: int, fns, validate, tele: dict) -> None:
         """Lend arena ``i`` of ``route`` to its callback and route the predictions back.  The
-        span table must be complete (``find_fireable`` and ``spans_complete`` check it)."""
+        span table must be complete (``find_fireable`` and ``spans_complete`` check it).  In a
+        pipelined window the call is queued for the caller's thread instead and routed when it
+        returns (``_complete``)."""
+        pipe = self._pipe
+        if pipe is not None:
+            self._arrays["arena_done"][route * self.n_arenas + i] |= _arena.FIRING  # seal skips it
+            pipe.submit(self._lend(route, i, tele, self._validators.pop()))
+            return
+        call = self._lend(route, i, tele, validate)
+        self._invoke(call, fns, tele)
+        self._route_back(call)
+
+    def _lend(self, route: int, i: int, tele: dict, validate) -> _Call:
+        """The call for arena ``i`` of ``route``: a zero-copy view of its rows (or a copy, once a
+        callback kept rows), padded with zeros to the capacity when ``pad``."""
         n = int(self.k.arena_fill(self.E, route, i))
         self._route_fires[route] += 1
         rows = self._arrays["arena_rows"][route, i]
@@ -594,26 +657,39 @@ class Runtime:
             rows[n:] = 0.0
             lent_rows = self.capacity
             tele["padded_rows"] += self.capacity - n
+        c = _Call()
+        c.route, c.i, c.n, c.lent_rows, c.validate = route, i, n, lent_rows, validate
+        c.pred, c.retained = None, False
         if self.copy_mode:
-            owner = rows[:lent_rows].copy()
-            view = owner
+            c.owner = rows[:lent_rows].copy()
+            c.view = c.owner
         else:
             # Zero-copy loan: an array over a memoryview of the arena rows.  Every view a
             # callback derives from it references ``owner`` (NumPy collapses view bases only
             # through arrays), so its refcount tells whether the callback kept any of them.
-            owner = np.frombuffer(memoryview(rows[:lent_rows]), np.float32)
-            view = owner.reshape(lent_rows, self.O)
-        base = sys.getrefcount(owner) + sys.getrefcount(view)
+            c.owner = np.frombuffer(memoryview(rows[:lent_rows]), np.float32)
+            c.view = c.owner.reshape(lent_rows, self.O)
         # Generation the values are computed under: read before the call, so a weights update
         # during it leaves them stale (never served).
-        gen = np.int64(self._arrays["cctl"][C.CC_GEN + 8 * route])
-        wgen = int(self.ctl[C.C_WGEN])  # the records' weights generation (batch weights_generations)
+        c.gen = np.int64(self._arrays["cctl"][C.CC_GEN + 8 * route])
+        c.wgen = int(self.ctl[C.C_WGEN])  # the records' weights generation (batch weights_generations)
+        return c
+
+    def _invoke(self, c: _Call, fns, tele: dict) -> None:
+        """Call the callback on ``c``'s rows and validate its output (on the thread that runs
+        callbacks); sets ``c.pred`` and ``c.retained``.  After a callback error, or once an abort
+        was requested, the callback is not called: the rows get all-zero outputs."""
+        owner, view, n, validate = c.owner, c.view, c.n, c.validate
+        base = sys.getrefcount(owner) + sys.getrefcount(view)
         pred = None
         if self.error is None and not self.abort_requested:
             t0 = time.perf_counter()
+            cpu0 = time.thread_time()
             try:
-                out = fns[route](view)
-                tele["infer_seconds"] += time.perf_counter() - t0
+                out = fns[c.route](view)
+                wall = time.perf_counter() - t0
+                tele["infer_seconds"] += wall
+                self.cost.add(n, wall, time.thread_time() - cpu0)
                 if self.pad and n < self.capacity and out is not None:
                     out = _trim(out, n, self.capacity)
                 pred = validate(out, n)
@@ -629,22 +705,85 @@ class Runtime:
             # (The same after a stream's stop().)  These are no predictions: never cache them.
             validate.release()
             pred = np.zeros((n, self.width), np.float64)
-            gen = np.int64(-1)
+            c.gen = np.int64(-1)
         # Logits the validator holds for route (read in place) are no caller's: when they are a
         # view of the lent rows (``view`` itself, or an array whose base NumPy collapsed to
         # ``owner``), that one reference does not keep the arena.
         held = validate.held
         mine = 1 if held is not None and (held is view or held.base is owner) else 0
         del held
-        retained = not self.copy_mode and sys.getrefcount(owner) + sys.getrefcount(view) - mine > base
-        if retained:
+        c.retained = not self.copy_mode and sys.getrefcount(owner) + sys.getrefcount(view) - mine > base
+        if c.retained:
             # Never overwrite rows a caller still holds: this arena stays LENT (skipped by every
             # writer; the pool has slack for it) and later fires lend copies instead.
             self.copy_mode = True
-        # Route back, recycle, clear the helpers' stop request, queue the ready slots.
-        self.ctl[C.C_FIREGEN] = wgen
-        self.k.finish_fire(self.E, self.spans, self.span_n, route, i, pred, self.ready_buf, not retained, gen, validate.raw)
-        validate.release()
+        c.pred = pred
+
+    def _route_back(self, c: _Call) -> None:
+        """Route ``c``'s predictions back, recycle the arena (unless a caller kept its rows),
+        clear the helpers' stop request and queue the ready slots — on the scheduler's thread, or
+        (pipelined, cache off) on the caller's right after the call."""
+        self.ctl[C.C_FIREGEN] = c.wgen
+        v = c.validate
+        self.k.finish_fire(self.E, self.spans, self.span_n, c.route, c.i, c.pred, self.ready_buf, not c.retained, c.gen, v.raw)
+        v.release()
+        c.owner = c.view = c.pred = None
+
+    def _complete(self) -> int:
+        """Pipelined calls made since the last look (the scheduler's thread): route those the
+        caller's thread left to route (with the inference cache on, whose tables only the
+        scheduler touches) and return how many calls came back."""
+        pipe = self._pipe
+        if pipe is None:
+            return 0
+        self.ctl[C.C_WAKE] = 0
+        with pipe.cv:
+            n, pipe.returned = pipe.returned, 0
+        while pipe.done:
+            self._retire(pipe, pipe.done.popleft())
+        return n
+
+    def _retire(self, pipe: Pipe, c: _Call) -> None:
+        """Route a pipelined call's predictions back and free its place in the pipe."""
+        self._route_back(c)
+        self._validators.append(c.validate)
+        with pipe.cv:
+            pipe.outstanding -= 1
+        if self._policy.routed(c.n, time.perf_counter()):
+            self._set_targets()
+
+    def _serve(self, pipe: Pipe, fns, tele: dict) -> None:
+        """The caller's thread in a pipelined window: make every call the scheduler queues (and
+        route its predictions back) until the scheduler's loop finishes.  An interrupt here
+        (Ctrl-C) is kept as the window's error: the rest of the window runs on zero outputs and
+        the engine raises it after the window."""
+        while True:
+            c = None
+            try:
+                c = pipe.next_job()
+                if c is None:
+                    return
+                self._invoke(c, fns, tele)
+            except BaseException as exc:  # noqa: BLE001 - re-raised by the engine after the window
+                if self.error is None:
+                    self.error = exc
+                if c is None:
+                    continue
+                if c.pred is None:  # interrupted before the call finished: route zeros
+                    c.pred = np.zeros((c.n, self.width), np.float64)
+                    c.gen, c.retained = np.int64(-1), False
+                    c.validate.release()
+            if self.infer_cache:
+                pipe.done.append(c)  # the scheduler routes it (the cache's tables are its own)
+            else:
+                # Route here, at once: the slots resume while the scheduler's thread wakes up.
+                # (finish_fire is safe beside the scheduler's kernels: the arena's span table is
+                # complete and no longer read by them, and no barrier runs while calls are out.)
+                self._retire(pipe, c)
+            with pipe.cv:
+                pipe.returned += 1
+            self.ctl[C.C_WAKE] = 1
+            pipe.wake.set()
 
     # -- the window ------------------------------------------------------------------------------
 
@@ -666,7 +805,48 @@ class Runtime:
         ctl[C.C_TARGET] = target
         ctl[C.C_ABORT] = 0
         ctl[C.C_FULL] = 0
+        ctl[C.C_WAKE] = 0
         self.window_acc[:] = 0
+        if not self.cost.accelerator_like():
+            self._set_targets()
+            return self._loop(floor, fns, validate, tele, progress, base, carried, target)
+        # Pipelined (firing.py): the callback runs on this (the caller's) thread, the loop below
+        # on a scheduler thread that is also a worker.
+        pipe = self._pipe = Pipe()
+        self._validators = [validate, validate.clone()]
+        if self.n_threads - 1 < (os.cpu_count() or 1):
+            self.helper_spin = PIPELINE_HELPER_SPIN
+        self._policy.window_start()
+        self._set_targets()
+        result: dict = {}
+
+        def scheduler() -> None:
+            try:
+                result["count"] = self._loop(floor, fns, None, tele, progress, base, carried, target)
+            except BaseException as exc:  # noqa: BLE001 - raised on the caller's thread below
+                result["error"] = exc
+            finally:
+                pipe.finish()
+
+        thread = threading.Thread(target=scheduler, name="reinfors-scheduler", daemon=True)
+        thread.start()
+        try:
+            self._serve(pipe, fns, tele)
+        finally:
+            thread.join()
+            self._pipe = None
+            self.helper_spin = HELPER_SPIN
+            self._set_targets()
+        if "error" in result:
+            raise result["error"]
+        return result["count"]
+
+    def _loop(self, floor, fns, validate, tele, progress, base, carried, target) -> int:
+        """The window's scheduler loop (see :meth:`run_window`): fire settled arenas, work as a
+        worker between fires, raise the target until the floor is met."""
+        G = self.G
+        k, ctl = self.k, self.ctl
+        pipe = self._pipe
         k.unpark_all(self.E)
         self._queue_emitting()
         self._start_helpers()
@@ -685,8 +865,8 @@ class Runtime:
             ctl[C.C_FULL] = 0
             k.work(self.E, True, 0)
             self._check_error()
-            fired = 0
-            while True:
+            fired = self._complete()
+            while pipe is None or pipe.can_submit():
                 code = int(k.find_fireable(self.E, self.spans, self.span_n, self.window_acc))
                 if code == -1:
                     if self.infer_cache and self._fire_demand(fns, validate, tele):
@@ -712,7 +892,7 @@ class Runtime:
                     gated = int(gated_n[r]) if self.infer_cache else 0
                     if (fill or gated) and self._route_fires[r] == last_fires[r]:
                         stall[r] += fired
-                        if stall[r] >= 8:
+                        if stall[r] >= 8 and (pipe is None or pipe.can_submit()):
                             if fill:
                                 self._close_and_fire(r, fns, validate, tele)
                                 tele["stall_closes"] += 1
@@ -730,6 +910,14 @@ class Runtime:
                 if helpers is not None and not k.wait_progress(self.E, 100_000):
                     helpers.idle_event.wait(0.001)  # helpers still working on long tasks
                     helpers.idle_event.clear()
+                continue
+            if pipe is not None and pipe.outstanding:
+                # Nothing to work on until a call returns (its slots then emit again): an open
+                # arena is not closed early while rows are still to come back.  Block (no spin:
+                # the helpers poll, and a core must stay free for the callback's thread).
+                if not pipe.done and not pipe.returned:
+                    pipe.wake.wait(0.001)
+                pipe.wake.clear()
                 continue
             # Quiescent: nothing in flight, nothing ready.
             k.drain(self.E, self.spans, self.span_n, self.window_acc)  # the last Completed messages
@@ -773,7 +961,7 @@ class Runtime:
             for r in range(self.n_routes):
                 k.close_all_open(self.E, r)
             fired_here = 0
-            while True:  # nothing is in flight: every closed arena is settled now
+            while pipe is None or pipe.can_submit():  # nothing is in flight: every closed arena is settled now
                 code = int(k.find_fireable(self.E, self.spans, self.span_n, self.window_acc))
                 if code == -1:
                     break

@@ -36,6 +36,9 @@ from ._compile import kernel
 
 CLOSED = np.uint64(1 << 63)
 POISONED = np.uint64(1 << 63)
+# The scheduler's mark on a closed, settled arena handed to a callback that has not returned yet
+# (pipelined fires): the settled count no longer matches, so ``seal`` skips it; ``recycle`` clears it.
+FIRING = np.uint64(1 << 62)
 CURSOR_SHIFT = np.uint64(32)
 CURSOR_MASK = np.uint64(0x7FFFFFFF)
 ALIAS_MASK = np.uint64(0xFFFFFFFF)
@@ -103,8 +106,18 @@ def reserve_upto(ctl, i, k, capacity):
     taken)``, or ``(-1, 0)`` when the arena is closed or full.  A reservation that fills the
     arena closes it in the same CAS, so arenas close full and a long request simply continues
     in the next arena of the chain (no capacity is wasted on a span that does not fit)."""
+    return reserve_until(ctl, i, k, capacity, capacity)
+
+
+@kernel
+def reserve_until(ctl, i, k, capacity, close_at):
+    """``reserve_upto`` with a close threshold below the capacity: the reservation that brings
+    the cursor to ``close_at`` rows or more closes the arena in the same CAS (the span itself may
+    run on up to ``capacity``).  The engine's arenas are sized for the largest batch a route may
+    fire and close at the route's current fire target (``C_ROUTE_TGT``)."""
     uk = np.uint64(k)
     cap = np.uint64(capacity)
+    at = np.uint64(min(max(close_at, 1), capacity))
     while True:
         w = atomics.load_acquire(ctl, i)
         if (w & CLOSED) != np.uint64(0):
@@ -115,7 +128,7 @@ def reserve_upto(ctl, i, k, capacity):
             return np.int64(-1), np.int64(0)
         take = min(uk, cap - cur)
         new = w + (take << CURSOR_SHIFT)
-        if cur + take == cap:
+        if cur + take >= at:
             new |= CLOSED
         if atomics.cas(ctl, i, w, new) == w:
             return np.int64(cur), np.int64(take)

@@ -94,6 +94,7 @@ C_TARGET = 0  # window target level T: slots park when they reach it
 C_ABORT = 1  # 1: the window is being aborted (stream stop): slots park at their next decision
 C_WGEN = 2  # the engine's weights generation (Engine.weights_updated bumps it; any thread writes)
 C_FIREGEN = 3  # the weights generation of the fire being routed (read before its callback ran)
+C_WAKE = 4  # a pipelined callback returned (the caller's thread sets it; the scheduler clears it)
 C_INFLIGHT = 8  # slot tasks being processed by workers
 C_REC = 16  # record pool cursor
 C_REC_CAP = 24  # record pool capacity
@@ -105,6 +106,7 @@ C_STOP = 48  # workers exit when set
 C_PARKED = 56  # slots parked at the target
 C_ROUTE_CUR = 64  # + 8 * route: index of the route's open arena
 C_ROUTE_HITS = 65  # + 8 * route: gated cache hits posted and not yet released
+C_ROUTE_TGT = 66  # + 8 * route: rows at which a writer closes the route's open arena (fire target)
 CTL_BASE = 64
 
 # kernel error codes (C_ERROR)

@@ -72,7 +72,9 @@ def test_unbatched_trees_never_compile_leaf_batching():
         e.collect(16, zero_pv(7))
         mods[k] = e._rt.k
     assert not plain._rt.k.LB_ON and not plain._rt.k._lb_run.signatures
-    assert mods[2] is mods[8] and mods[2].LB_ON and mods[2]._lb_run.signatures
+    # (The batched module's own ``_lb_run.signatures`` are only filled when it compiled in this
+    # process: loaded from the disk cache, the callee is never typed on its own.)
+    assert mods[2] is mods[8] and mods[2].LB_ON
     assert mods[2] is not plain._rt.k
 
 

@@ -1,0 +1,187 @@
+"""When a route fires, and on which thread its callback runs: batches sized by what a call costs.
+
+Two regimes, told apart online from the callback's own calls (:class:`CallCost`):
+
+* **a CPU callback** (a NumPy network, or a zero stand-in): a call keeps a core busy for its
+  whole duration, so the engine's CPU design holds: arenas close at the automatic batch (half the
+  rows that can be in flight, so one batch fills while the other is computed), and the callback
+  runs inline on the collecting thread, which is also a worker.  Nothing changes from the
+  engine's CPU behaviour.
+* **an accelerator-like callback** (a GPU network, a remote server): most of a call is *idle*
+  time — wall time in which the calling thread uses no CPU (waiting on the device, with the GIL
+  released).  A fixed idle cost per call rewards the largest batch the slots can fill while the
+  next one fills.  The engine then **pipelines**: the callback runs on the collecting (caller's)
+  thread, which does nothing else, while a scheduler thread routes predictions, decides fires
+  and works as a worker; up to two batches are in flight (one being computed, the next one
+  queued), so the callback starts the next call the moment it returns one.  The fire target is
+  chosen between *all the rows that can be in flight* (one batch a round: the CPU fills it while
+  nothing else is computed; best when the CPU round is short next to the call's fixed cost) and
+  *half of them* (two alternating batches: the CPU fills one while the other is computed; best
+  when the CPU round is long) by measuring both: a two-armed comparison of routed rows per second
+  (:class:`FirePolicy`), re-checked periodically.
+
+The regime is decided from the last calls: a median idle time of at least :data:`PIPELINE_IDLE_S`
+per call makes a callback accelerator-like (:meth:`CallCost.fit` gives the least-squares fixed and
+per-row costs, wall and idle, for reports).
+Records never depend on the regime or the fire schedule (each slot's trajectory depends only on
+its own predictions; the engine's determinism at any ``n_threads`` / ``batch_size``), only the
+telemetry of calls (``infer_calls``, ``infer_rows`` per call, ``stall_closes``) does.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+
+import numpy as np
+
+__all__ = ["CallCost", "FirePolicy", "Pipe", "PIPELINE_IDLE_S"]
+
+# A callback whose calls leave the cores idle this long per call (the fit's intercept) is
+# served pipelined.  A CUDA network's call costs ~1.2-1.6 ms of mostly idle wall (an H200 running
+# a 6x64 ResNet); a NumPy MLP's idle part is ~0.  A thread hand-off costs ~20-50 us, so below
+# ~0.1 ms of idle time per call the inline path is at least as fast.
+PIPELINE_IDLE_S = 100e-6
+_FIT_CALLS = 64  # calls the fit looks back over
+_MIN_FIT = 8  # calls before the regime is judged
+
+
+class CallCost:
+    """The recent calls of one engine's callbacks: ``(rows, wall seconds, CPU seconds of the
+    calling thread)``, and their least-squares fit.  Written by the thread that calls the
+    callback, read by the scheduler between windows."""
+
+    def __init__(self):
+        self._rows = np.zeros(_FIT_CALLS, np.float64)
+        self._wall = np.zeros(_FIT_CALLS, np.float64)
+        self._cpu = np.zeros(_FIT_CALLS, np.float64)
+        self._n = 0
+
+    def add(self, rows: int, wall: float, cpu: float) -> None:
+        k = self._n % _FIT_CALLS
+        self._rows[k], self._wall[k], self._cpu[k] = rows, wall, cpu
+        self._n += 1
+
+    @property
+    def calls(self) -> int:
+        return self._n
+
+    def fit(self) -> tuple[float, float, float, float]:
+        """``(c0, c1, idle0, idle1)``: wall seconds per call = c0 + c1 * rows, and its idle part
+        (wall minus the calling thread's CPU) = idle0 + idle1 * rows, over the recent calls.
+        With a single batch size the intercept is the mean (the slope is then 0)."""
+        m = min(self._n, _FIT_CALLS)
+        if m == 0:
+            return 0.0, 0.0, 0.0, 0.0
+        x = self._rows[:m]
+        out = []
+        for y in (self._wall[:m], np.maximum(self._wall[:m] - self._cpu[:m], 0.0)):
+            xm, ym = x.mean(), y.mean()
+            var = float(((x - xm) ** 2).sum())
+            slope = float(((x - xm) * (y - ym)).sum() / var) if var > 0 else 0.0
+            slope = max(slope, 0.0)
+            out += [max(float(ym - slope * xm), 0.0), slope]
+        return out[0], out[1], out[2], out[3]
+
+    def accelerator_like(self) -> bool:
+        """Enough calls seen, and the median call left the cores idle for at least
+        PIPELINE_IDLE_S (a median, not the fit's intercept: a few odd calls — a tail of one row, a
+        call the OS delayed — must not swing the regime)."""
+        m = min(self._n, _FIT_CALLS)
+        if m < _MIN_FIT:
+            return False
+        idle = self._wall[:m] - self._cpu[:m]
+        return float(np.median(idle)) >= PIPELINE_IDLE_S
+
+
+class FirePolicy:
+    """The fire target of a pipelined engine: the number of rows at which a writer closes a
+    route's open arena.  Two arms — ``full`` (every row that can be in flight, up to the arena
+    capacity) and ``half`` — are each run for a measuring period (at least ``period_calls``
+    routed calls and 20 ms of window time) and compared by routed rows per second; the better
+    one then runs for ``exploit_calls`` calls before both are measured again."""
+
+    def __init__(self, full: int, floor: int, period_calls: int = 24, exploit_calls: int = 400):
+        half = max(floor, full // 2)
+        self.arms = [full] if half >= full else [full, half]
+        self.period_calls, self.exploit_calls = period_calls, exploit_calls
+        self.rates = [0.0] * len(self.arms)
+        self.arm = 0
+        self.phase = "measure"  # measure arm 0, then arm 1, then exploit the better
+        self._rows = 0
+        self._secs = 0.0
+        self._calls = 0
+        self._last: float | None = None
+
+    @property
+    def target(self) -> int:
+        return self.arms[self.arm]
+
+    def window_start(self) -> None:
+        self._last = None  # time between windows is the caller's, not the pipeline's
+
+    def routed(self, rows: int, now: float) -> bool:
+        """One call's rows were routed back; True when the target changed."""
+        last, self._last = self._last, now
+        if last is None:
+            return False  # a window's first call: no interval to measure it over
+        self._secs += now - last
+        self._rows += rows
+        self._calls += 1
+        need = self.period_calls if self.phase == "measure" else self.exploit_calls
+        if self._calls < need or self._secs < 0.02:
+            return False
+        rate = self._rows / max(self._secs, 1e-9)
+        self._rows, self._secs, self._calls = 0, 0.0, 0
+        old = self.arm
+        if self.phase == "measure":
+            self.rates[self.arm] = rate
+            if self.arm + 1 < len(self.arms):
+                self.arm += 1
+            else:
+                self.arm = int(np.argmax(self.rates))
+                self.phase = "exploit"
+        else:  # re-measure: the workload (tree sizes, episode mix) drifts
+            self.rates[self.arm] = rate
+            self.arm, self.phase = 0, "measure"
+        return self.arm != old
+
+
+class Pipe:
+    """Calls handed from the scheduler thread to the caller's thread, and back.
+
+    ``jobs`` holds calls to make (the caller's thread pops them), ``done`` the calls made (the
+    scheduler pops them and routes their predictions).  At most ``depth`` calls are outstanding
+    (submitted and not routed yet): one being computed and the next one queued."""
+
+    def __init__(self, depth: int = 2):
+        self.depth = depth
+        self.cv = threading.Condition()
+        self.jobs: deque = deque()
+        self.done: deque = deque()
+        self.outstanding = 0  # changed under ``cv``
+        self.returned = 0  # calls back since the scheduler last looked (``Runtime._complete``)
+        self.finished = False
+        self.wake = threading.Event()
+
+    def submit(self, call) -> None:
+        with self.cv:
+            self.outstanding += 1
+            self.jobs.append(call)
+            self.cv.notify()
+
+    def can_submit(self) -> bool:
+        return self.outstanding < self.depth
+
+    def next_job(self):
+        """The next call to make, or None once the window's loop has finished (caller's thread)."""
+        with self.cv:
+            while not self.jobs and not self.finished:
+                self.cv.wait()
+            return self.jobs.popleft() if self.jobs else None
+
+    def finish(self) -> None:
+        with self.cv:
+            self.finished = True
+            self.cv.notify_all()
+

@@ -1,0 +1,221 @@
+"""Batches sized by what a call costs (reinfors/_runtime/firing.py): the cost fit, the two-armed
+fire target, and the pipelined path an accelerator-like callback is served on — same records as
+the inline path, the callback on the caller's thread, errors, streams and ``batch_size`` caps."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import reinfors as rf
+from reinfors._runtime.firing import PIPELINE_IDLE_S, CallCost, FirePolicy
+
+C4_REWARD = rf.Reward(win=1.0, loss=-1.0)
+SLEEP_S = 4 * PIPELINE_IDLE_S  # an accelerator-like call: idle (GIL released) well past the threshold
+
+
+# -- the cost fit --------------------------------------------------------------------------------
+
+
+def test_call_cost_fits_fixed_and_per_row_cost():
+    cost = CallCost()
+    rs = np.random.default_rng(0)
+    for rows in rs.integers(1, 4000, 64):
+        wall = 1.3e-3 + rows / 2.2e6
+        cost.add(int(rows), wall, 0.1 * wall)  # 10 % of each call keeps the thread busy
+    c0, c1, idle0, idle1 = cost.fit()
+    assert c0 == pytest.approx(1.3e-3, rel=1e-6) and c1 == pytest.approx(1 / 2.2e6, rel=1e-6)
+    assert idle0 == pytest.approx(0.9 * 1.3e-3, rel=1e-6) and idle1 == pytest.approx(0.9 / 2.2e6, rel=1e-6)
+    assert cost.accelerator_like()
+
+
+def test_a_cpu_callback_is_not_accelerator_like():
+    cost = CallCost()
+    for rows in range(1, 200):
+        wall = 20e-6 + rows * 1e-6
+        cost.add(rows, wall, wall)  # all of the call is the thread's own CPU (a NumPy network)
+    assert cost.fit()[2] == pytest.approx(0.0, abs=1e-12)
+    assert not cost.accelerator_like()
+
+
+def test_the_regime_waits_for_enough_calls():
+    cost = CallCost()
+    for _ in range(7):
+        cost.add(32, 2e-3, 0.0)
+    assert not cost.accelerator_like()  # 7 calls say too little
+    cost.add(32, 2e-3, 0.0)
+    assert cost.accelerator_like()
+    assert cost.fit()[:2] == (pytest.approx(2e-3), 0.0)  # one batch size: the mean, no slope
+
+
+def test_the_regime_is_robust_to_odd_calls():
+    cost = CallCost()
+    for k in range(64):
+        if k % 8 == 0:
+            cost.add(1, 5e-6, 0.0)  # a one-row tail the device answered at once
+        else:
+            cost.add(6, 450e-6, 20e-6)
+    assert cost.accelerator_like()
+
+
+# -- the two-armed fire target -------------------------------------------------------------------
+
+
+def _drive(policy, rate_of, calls, rows=10_000):
+    """A window of ``calls`` calls of ``rows`` rows, each taking ``rows / rate_of(target)``
+    seconds (the window's first call only starts the clock)."""
+    t = 0.0
+    policy.window_start()
+    policy.routed(rows, t)
+    for _ in range(calls):
+        t += rows / rate_of(policy.target)
+        policy.routed(rows, t)
+
+
+@pytest.mark.parametrize("faster", ["full", "half"])
+def test_fire_policy_measures_both_arms_and_keeps_the_faster(faster):
+    policy = FirePolicy(full=1024, floor=128, period_calls=4, exploit_calls=50)
+    assert policy.arms == [1024, 512] and policy.target == 1024
+    good = 1024 if faster == "full" else 512
+    rate = lambda target: 2e5 if target == good else 1e5  # noqa: E731
+    _drive(policy, rate, 8)  # 4 calls per arm (50-100 ms each at these rates)
+    assert policy.phase == "exploit" and policy.target == good
+    assert policy.rates[policy.arms.index(good)] == pytest.approx(2e5)
+    _drive(policy, rate, 49)
+    assert policy.target == good  # exploited...
+    _drive(policy, rate, 1)
+    assert policy.phase == "measure" and policy.target == 1024  # ...then both arms measured again
+
+
+def test_fire_policy_arms_respect_the_floor():
+    assert FirePolicy(full=100, floor=64).arms == [100, 64]  # half is raised to the floor
+    policy = FirePolicy(full=64, floor=64)  # nothing to choose (a user's batch_size, or pad)
+    assert policy.arms == [64]
+    policy.window_start()
+    assert not any(policy.routed(10, t) for t in np.arange(0.0, 10.0, 0.1)) and policy.target == 64
+
+
+def test_fire_policy_ignores_time_between_windows():
+    policy = FirePolicy(full=1024, floor=128, period_calls=2, exploit_calls=10)
+    policy.window_start()
+    policy.routed(100, 0.0)
+    policy.routed(100, 0.1)
+    policy.window_start()
+    policy.routed(100, 100.0)  # a window later: the gap is the caller's time, not the pipeline's
+    policy.routed(100, 100.1)
+    assert policy.rates[0] == pytest.approx(200 / 0.2)
+
+
+# -- the pipelined path --------------------------------------------------------------------------
+
+
+class Sleeper:
+    """A zero AlphaZero callback that sleeps (GIL released) like an accelerator; records the
+    threads it was called on and the rows of each call; ``fail_at``: raise on that call."""
+
+    def __init__(self, n_actions, sleep=SLEEP_S, fail_at=None):
+        self.n_actions, self.sleep, self.fail_at = n_actions, sleep, fail_at
+        self.threads, self.rows = set(), []
+
+    def __call__(self, obs):
+        self.threads.add(threading.current_thread().name)
+        self.rows.append(len(obs))
+        if self.fail_at is not None and len(self.rows) == self.fail_at:
+            raise KeyError("network on fire")
+        if self.sleep:
+            time.sleep(self.sleep)
+        return np.zeros((len(obs), self.n_actions), np.float32), np.zeros(len(obs), np.float32)
+
+
+def _engine(**kw):
+    return rf.Engine(
+        rf.games.Connect4(), C4_REWARD, rf.policies.AlphaZero(num_simulations=8), rf.learners.AlphaZero(gamma=1.0),
+        **{"n_games": 16, "n_threads": 2, "seed": 3, **kw},
+    )  # fmt: skip
+
+
+def _batches(eng, infer, n=3, records=48):
+    return [eng.collect(records, infer) for _ in range(n)]
+
+
+# Telemetry that counts calls (and their time) depends on the fire schedule; the rest does not.
+SCHEDULE_KEYS = ("infer_seconds", "infer_calls", "stall_closes", "stall_releases", "padded_rows")
+
+
+def _same(a, b):
+    """Every field of the batches equal, telemetry up to the fire schedule's counts."""
+    for name in type(a)._FIELDS:
+        x, y = getattr(a, name), getattr(b, name)
+        if name == "telemetry":
+            assert {k: v for k, v in x.items() if k not in SCHEDULE_KEYS} == {
+                k: v for k, v in y.items() if k not in SCHEDULE_KEYS
+            }
+        else:
+            np.testing.assert_array_equal(x, y, err_msg=name)
+
+
+def test_pipelined_batches_equal_the_inline_ones():
+    """An accelerator-like callback is served pipelined (after the first window's calls
+    measured it), with larger batches; the records do not depend on it."""
+    inline = _batches(_engine(), Sleeper(7, sleep=0.0))
+    slow = Sleeper(7)
+    eng = _engine()
+    piped = _batches(eng, slow)
+    assert eng._rt.cost.accelerator_like()
+    for a, b in zip(inline, piped, strict=True):
+        _same(a, b)
+    # The callback ran on the caller's thread only, never on an engine thread.
+    assert slow.threads == {threading.current_thread().name}
+
+
+def test_pipelined_batches_are_larger():
+    slow = Sleeper(7)
+    eng = _engine(n_games=32)
+    eng.collect(32, slow)  # first window: inline, the calls are measured
+    rt = eng._rt
+    assert rt.capacity == 64 > rt.fire_min == 16  # arenas sized for every row in flight
+    n0 = len(slow.rows)
+    eng.collect(96, slow)
+    assert np.mean(slow.rows[n0:]) > rt.fire_min  # fires past the CPU design's batch
+
+
+def test_user_batch_size_stays_a_hard_cap():
+    slow = Sleeper(7)
+    eng = _engine(batch_size=6)
+    _batches(eng, slow, n=2)
+    assert eng._rt.cost.accelerator_like()
+    assert max(slow.rows) <= 6
+
+
+@pytest.mark.parametrize("fail_at", [20, 300])
+def test_a_pipelined_callback_error_propagates_and_the_engine_stays_usable(fail_at):
+    eng = _engine()
+    eng.collect(48, Sleeper(7))  # inline window; fail_at=300 then fails in a pipelined one
+    bad = Sleeper(7, fail_at=fail_at)
+    with pytest.raises(KeyError, match="network on fire"):
+        for _ in range(20):
+            eng.collect(48, bad)
+    after = eng.collect(48, Sleeper(7))
+    assert len(after.obs) >= 48
+
+
+def test_a_pipelined_stream_yields_the_sequential_batches_and_stops():
+    seq = _batches(_engine(), Sleeper(7), n=3)
+    eng = _engine()
+    with eng.collect_stream(48, Sleeper(7), depth=1) as stream:
+        got = [next(stream) for _ in range(3)]
+    for a, b in zip(seq, got, strict=True):
+        _same(a, b)
+    assert len(eng.collect(48, Sleeper(7)).obs) >= 48  # the engine is free again after stop()
+
+
+def test_per_player_callbacks_pipelined():
+    inline = _batches(_engine(), [Sleeper(7, sleep=0.0), Sleeper(7, sleep=0.0)], n=2)
+    eng = _engine()
+    piped = _batches(eng, [Sleeper(7), Sleeper(7)], n=2)
+    assert eng._rt.cost.accelerator_like()
+    for a, b in zip(inline, piped, strict=True):
+        _same(a, b)
