@@ -35,32 +35,37 @@ from collections import deque
 
 import numpy as np
 
-__all__ = ["CallCost", "FirePolicy", "Pipe", "PIPELINE_IDLE_S"]
+__all__ = ["CallCost", "FirePolicy", "Pipe", "PIPELINE_IDLE_S", "SAMPLE_EVERY"]
 
 # A callback whose calls leave the cores idle this long per call (the fit's intercept) is
 # served pipelined.  A CUDA network's call costs ~1.2-1.6 ms of mostly idle wall (an H200 running
 # a 6x64 ResNet); a NumPy MLP's idle part is ~0.  A thread hand-off costs ~20-50 us, so below
 # ~0.1 ms of idle time per call the inline path is at least as fast.
 PIPELINE_IDLE_S = 100e-6
-_FIT_CALLS = 64  # calls the fit looks back over
-_MIN_FIT = 8  # calls before the regime is judged
+_FIT_CALLS = 64  # sampled calls the fit looks back over
+_MIN_FIT = 8  # sampled calls before the regime is judged
+SAMPLE_EVERY = 4  # one call in this many is timed for the fit
 
 
 class CallCost:
     """The recent calls of one engine's callbacks: ``(rows, wall seconds, CPU seconds of the
-    calling thread)``, and their least-squares fit.  Written by the thread that calls the
-    callback, read by the scheduler between windows."""
+    calling thread)`` of one call in :data:`SAMPLE_EVERY` (reading a thread's CPU clock is a
+    system call: a free callback is called tens of thousands of times a second), and their
+    least-squares fit.  Written by the thread that calls the callback, read by the scheduler."""
 
     def __init__(self):
-        self._rows = np.zeros(_FIT_CALLS, np.float64)
-        self._wall = np.zeros(_FIT_CALLS, np.float64)
-        self._cpu = np.zeros(_FIT_CALLS, np.float64)
+        self._ring: list = [(0, 0.0, 0.0)] * _FIT_CALLS
         self._n = 0
+        self.tick = 0  # calls seen; the caller samples when ``tick % SAMPLE_EVERY == 0``
 
     def add(self, rows: int, wall: float, cpu: float) -> None:
-        k = self._n % _FIT_CALLS
-        self._rows[k], self._wall[k], self._cpu[k] = rows, wall, cpu
+        self._ring[self._n % _FIT_CALLS] = (rows, wall, cpu)
         self._n += 1
+
+    def _arrays(self):
+        m = min(self._n, _FIT_CALLS)
+        a = np.array(self._ring[:m], np.float64).reshape(m, 3)
+        return a[:, 0], a[:, 1], a[:, 2]
 
     @property
     def calls(self) -> int:
@@ -70,12 +75,11 @@ class CallCost:
         """``(c0, c1, idle0, idle1)``: wall seconds per call = c0 + c1 * rows, and its idle part
         (wall minus the calling thread's CPU) = idle0 + idle1 * rows, over the recent calls.
         With a single batch size the intercept is the mean (the slope is then 0)."""
-        m = min(self._n, _FIT_CALLS)
-        if m == 0:
+        if self._n == 0:
             return 0.0, 0.0, 0.0, 0.0
-        x = self._rows[:m]
+        x, wall, cpu = self._arrays()
         out = []
-        for y in (self._wall[:m], np.maximum(self._wall[:m] - self._cpu[:m], 0.0)):
+        for y in (wall, np.maximum(wall - cpu, 0.0)):
             xm, ym = x.mean(), y.mean()
             var = float(((x - xm) ** 2).sum())
             slope = float(((x - xm) * (y - ym)).sum() / var) if var > 0 else 0.0
@@ -87,23 +91,25 @@ class CallCost:
         """Enough calls seen, and the median call left the cores idle for at least
         PIPELINE_IDLE_S (a median, not the fit's intercept: a few odd calls — a tail of one row, a
         call the OS delayed — must not swing the regime)."""
-        m = min(self._n, _FIT_CALLS)
-        if m < _MIN_FIT:
+        if self._n < _MIN_FIT:
             return False
-        idle = self._wall[:m] - self._cpu[:m]
-        return float(np.median(idle)) >= PIPELINE_IDLE_S
+        _, wall, cpu = self._arrays()
+        return float(np.median(wall - cpu)) >= PIPELINE_IDLE_S
 
 
 class FirePolicy:
     """The fire target of a pipelined engine: the number of rows at which a writer closes a
-    route's open arena.  Two arms — ``full`` (every row that can be in flight, up to the arena
-    capacity) and ``half`` — are each run for a measuring period (at least ``period_calls``
-    routed calls and 20 ms of window time) and compared by routed rows per second; the better
-    one then runs for ``exploit_calls`` calls before both are measured again."""
+    route's open arena.  Two arms: ``full`` (the arena capacity: every row that can be in flight,
+    so a batch closes when every slot waits on it, at quiescence) and ``half`` (half the rows the
+    ``full`` arm's batches actually held — duplicates, terminal leaves and parked slots make them
+    smaller than the bound — so two batches alternate: one fills while the other is computed).
+    Each arm runs for a measuring period (at least ``period_calls`` routed calls and 20 ms of
+    window time); the one that routed more rows per second then runs for ``exploit_calls``
+    calls before both are measured again."""
 
     def __init__(self, full: int, floor: int, period_calls: int = 24, exploit_calls: int = 400):
-        half = max(floor, full // 2)
-        self.arms = [full] if half >= full else [full, half]
+        self.floor = floor
+        self.arms = [full] if floor >= full else [full, max(floor, full // 2)]
         self.period_calls, self.exploit_calls = period_calls, exploit_calls
         self.rates = [0.0] * len(self.arms)
         self.arm = 0
@@ -111,6 +117,7 @@ class FirePolicy:
         self._rows = 0
         self._secs = 0.0
         self._calls = 0
+        self._sizes: list[int] = []  # the full arm's batch sizes in its measuring period
         self._last: float | None = None
 
     @property
@@ -128,23 +135,27 @@ class FirePolicy:
         self._secs += now - last
         self._rows += rows
         self._calls += 1
+        if self.arm == 0 and self.phase == "measure":
+            self._sizes.append(rows)
         need = self.period_calls if self.phase == "measure" else self.exploit_calls
         if self._calls < need or self._secs < 0.02:
             return False
         rate = self._rows / max(self._secs, 1e-9)
         self._rows, self._secs, self._calls = 0, 0.0, 0
-        old = self.arm
+        old = self.target
         if self.phase == "measure":
             self.rates[self.arm] = rate
-            if self.arm + 1 < len(self.arms):
-                self.arm += 1
+            if self.arm == 0 and len(self.arms) > 1:
+                self.arms[1] = max(self.floor, int(np.median(self._sizes)) // 2)
+                self._sizes = []
+                self.arm = 1
             else:
                 self.arm = int(np.argmax(self.rates))
                 self.phase = "exploit"
         else:  # re-measure: the workload (tree sizes, episode mix) drifts
             self.rates[self.arm] = rate
             self.arm, self.phase = 0, "measure"
-        return self.arm != old
+        return self.target != old
 
 
 class Pipe:

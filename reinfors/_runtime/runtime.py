@@ -39,7 +39,7 @@ import weakref
 
 import numpy as np
 
-from reinfors._runtime.firing import CallCost, FirePolicy, Pipe
+from reinfors._runtime.firing import SAMPLE_EVERY, CallCost, FirePolicy, Pipe
 from reinfors.jit import arena as _arena
 from reinfors.jit import engine_codes as C
 from reinfors.jit import outputs as _outputs
@@ -53,8 +53,9 @@ __all__ = ["Runtime", "KernelError", "kernel_family"]
 # and the most memory the arenas of a runtime may take to allow it (otherwise they stay at the
 # CPU design's automatic batch).
 MAX_PIPELINE_ROWS = 8192
+_CLOSED = int(_arena.CLOSED)
 HELPER_SPIN = 200_000  # ~0.3 ms of polls
-PIPELINE_HELPER_SPIN = 5_000_000  # ~several ms: across a call
+PIPELINE_HELPER_SPIN = 200_000  # ~several ms: across a call
 MAX_ARENA_BYTES = 256 << 20
 
 
@@ -683,13 +684,17 @@ class Runtime:
         base = sys.getrefcount(owner) + sys.getrefcount(view)
         pred = None
         if self.error is None and not self.abort_requested:
+            cost = self.cost
+            cost.tick += 1
+            sample = cost.tick % SAMPLE_EVERY == 0
+            cpu0 = time.thread_time() if sample else 0.0
             t0 = time.perf_counter()
-            cpu0 = time.thread_time()
             try:
                 out = fns[c.route](view)
                 wall = time.perf_counter() - t0
                 tele["infer_seconds"] += wall
-                self.cost.add(n, wall, time.thread_time() - cpu0)
+                if sample:
+                    cost.add(n, wall, time.thread_time() - cpu0)
                 if self.pad and n < self.capacity and out is not None:
                     out = _trim(out, n, self.capacity)
                 pred = validate(out, n)
@@ -855,6 +860,7 @@ class Runtime:
             helpers.wake()
         stall = [0] * self.n_routes
         last_fires = list(self._route_fires)
+        ladder = self.n_routes > 1 or bool(self.infer_cache)
         aborting = False
         while True:
             if self.abort_requested and not aborting:
@@ -884,9 +890,10 @@ class Runtime:
                 # Stall ladder: a route with unresolved demand (rows in its open arena, or
                 # gated cache hits) that has not advanced (fired) across 8 real fires
                 # engine-wide is closed and fired as a partial batch — or, holding only gated
-                # hits, released without a callback call.
+                # hits, released without a callback call.  (A single route without the cache
+                # advances with every fire: nothing to check.)
                 gated_n = self._arrays["gated_n"]
-                for r in range(self.n_routes):
+                for r in range(self.n_routes if ladder else 0):
                     cur = int(ctl[C.C_ROUTE_CUR + 8 * r])
                     fill = int(k.arena_fill(self.E, r, cur))
                     gated = int(gated_n[r]) if self.infer_cache else 0
@@ -912,11 +919,15 @@ class Runtime:
                     helpers.idle_event.clear()
                 continue
             if pipe is not None and pipe.outstanding:
-                # Nothing to work on until a call returns (its slots then emit again): an open
-                # arena is not closed early while rows are still to come back.  Block (no spin:
-                # the helpers poll, and a core must stay free for the callback's thread).
+                # Nothing to work on until a call returns (its slots then emit again).  An open
+                # arena holding at least half its target is queued now, behind the call in
+                # flight (the callback starts it the moment it returns the other: two batches
+                # alternate); a smaller one waits for the rows still to come back.  Block (no
+                # spin: the helpers poll, and a core must stay free for the callback's thread).
+                if pipe.can_submit() and self._queue_partial(fns, tele):
+                    continue
                 if not pipe.done and not pipe.returned:
-                    pipe.wake.wait(0.001)
+                    pipe.wake.wait(0.05)  # set by the caller's thread as each call returns
                 pipe.wake.clear()
                 continue
             # Quiescent: nothing in flight, nothing ready.
@@ -1024,6 +1035,21 @@ class Runtime:
         if not self._close_and_fire(r, fns, validate, tele):
             self.k.release_gated(self.E, r, self.ready_buf)
         return True
+
+    def _queue_partial(self, fns, tele) -> bool:
+        """Pipelined, production idle: close and queue the first route's open arena that holds
+        at least half the fire target (see ``_loop``).  True when one was queued."""
+        half = max(1, self._policy.target // 2)
+        words = self._arrays["arena_ctl"]
+        for r in range(self.n_routes):
+            cur = int(self.ctl[C.C_ROUTE_CUR + 8 * r])
+            # The chain's current arena may be one that closed at its target and was queued
+            # already (a writer moves the chain on only when it next reserves): not open.
+            if int(words[r * self.n_arenas + cur]) & _CLOSED:
+                continue
+            if int(self.k.arena_fill(self.E, r, cur)) >= half:
+                return self._close_and_fire(r, fns, None, tele)
+        return False
 
     def _close_and_fire(self, r, fns, validate, tele) -> bool:
         i = int(self.k.close_open(self.E, r))

@@ -45,7 +45,7 @@ def test_the_regime_waits_for_enough_calls():
     cost = CallCost()
     for _ in range(7):
         cost.add(32, 2e-3, 0.0)
-    assert not cost.accelerator_like()  # 7 calls say too little
+    assert not cost.accelerator_like()  # 7 sampled calls say too little
     cost.add(32, 2e-3, 0.0)
     assert cost.accelerator_like()
     assert cost.fit()[:2] == (pytest.approx(2e-3), 0.0)  # one batch size: the mean, no slope
@@ -81,13 +81,26 @@ def test_fire_policy_measures_both_arms_and_keeps_the_faster(faster):
     assert policy.arms == [1024, 512] and policy.target == 1024
     good = 1024 if faster == "full" else 512
     rate = lambda target: 2e5 if target == good else 1e5  # noqa: E731
-    _drive(policy, rate, 8)  # 4 calls per arm (50-100 ms each at these rates)
+    _drive(policy, rate, 8, rows=1024)  # 4 calls per arm (50-100 ms each at these rates)
     assert policy.phase == "exploit" and policy.target == good
     assert policy.rates[policy.arms.index(good)] == pytest.approx(2e5)
-    _drive(policy, rate, 49)
+    _drive(policy, rate, 49, rows=1024)
     assert policy.target == good  # exploited...
-    _drive(policy, rate, 1)
+    _drive(policy, rate, 1, rows=1024)
     assert policy.phase == "measure" and policy.target == 1024  # ...then both arms measured again
+
+
+def test_the_half_arm_halves_the_batches_the_full_arm_held():
+    """Duplicates and parked slots keep real batches below the capacity bound: the half arm is
+    half of what the full arm's batches held, not half of the bound."""
+    policy = FirePolicy(full=4096, floor=128, period_calls=4, exploit_calls=50)
+    policy.window_start()
+    t = 0.0
+    policy.routed(2100, t)
+    for _ in range(4):
+        t += 0.01
+        changed = policy.routed(2100, t)
+    assert changed and policy.target == 1050 and policy.arms == [4096, 1050]
 
 
 def test_fire_policy_arms_respect_the_floor():
