@@ -9,14 +9,61 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 _MARK = "<!-- architecture-link -->"
+_TABLES = "<!-- benchmark-tables -->"
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _rate(x: float) -> str:
+    return f"{x / 1e6:.2f} M" if x >= 1e6 else f"{x / 1e3:.1f} k" if x >= 1e4 else f"{x:,.0f}"
+
+
+def benchmark_tables(path: Path = _ROOT / "benchmarks" / "results.json") -> str:
+    """The Benchmarks page's tables, rendered from the results file."""
+    data = json.loads(path.read_text())
+    out = ["| workload | this package (records/s) | 0.4.0 (records/s) | ratio (range) | measured |",
+           "| --- | --- | --- | --- | --- |"]
+    for w in sorted(data["workloads"], key=lambda w: -w["ratio"]):
+        rng = f" ({w['range'][0]:.2f}–{w['range'][1]:.2f}×)" if "range" in w else ""
+        out.append(f"| `{w['name']}`: {w['what']} | {_rate(w['ours'])} | {_rate(w['orig'])} | "
+                   f"**{w['ratio']:.2f}×**{rng} | {w['date']}, {w['reps']} |")
+    ratios = [w["ratio"] for w in data["workloads"]]
+    geo = 1.0
+    for r in ratios:
+        geo *= r
+    out += ["", f"Geometric mean of the {len(ratios)} ratios: **{geo ** (1 / len(ratios)):.2f}×**; "
+            f"smallest {min(ratios):.2f}×, largest {max(ratios):.2f}×.", ""]
+    out += ["Solvers (`benchmarks/solvers.py`, Leduc unless named, one process, side by side with "
+            "0.4.0 and OpenSpiel's C++):", "",
+            "| solver | unit | this package | 0.4.0 | OpenSpiel | vs 0.4.0 | vs OpenSpiel |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    for s in data["solvers"]:
+        out.append(f"| {s['name']} | {s['unit']} | {s['ours']} | {s['orig']} | {s['openspiel']} | "
+                   f"{s['vs_orig']} | {s['vs_openspiel']} |")
+    out += ["", "Game stepping (`benchmarks/game_stepping.py`, seeded random legal playouts, one thread; "
+            "batched njit kernels with encoding against 0.4.0's `Env` loop):", "",
+            "| game | this package (states/s) | 0.4.0 (states/s) | ratio |", "| --- | --- | --- | --- |"]
+    for s in data["stepping"]:
+        out.append(f"| {s['name']} | {_rate(s['ours'])} | {_rate(s['orig'])} | {s['ratio']}× |")
+    out += ["", "Cold start (`compare.py --mode cold`, empty compile cache, compile helper on):", "",
+            "| process | this package | 0.4.0 | measured |", "| --- | --- | --- | --- |"]
+    for c in data["cold_start"]:
+        out.append(f"| {c['name']} | {c['ours_s']} s ({c['range_s'][0]}–{c['range_s'][1]} s) | "
+                   f"{c['orig_s']} s | {c['date']} |")
+    a = data["arena"]
+    out += ["", f"Arena ({a['name']}): {a['ours']} {a['unit']} against {a['orig']} for 0.4.0 "
+            f"({a['ratio']}×; {a['note']}; {a['date']})."]
+    return "\n".join(out)
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
+    if _TABLES in markdown:
+        markdown = markdown.replace(_TABLES, benchmark_tables())
     if _MARK not in markdown:
         return markdown
     if files.get_file_from_path("architecture.md") is not None:
