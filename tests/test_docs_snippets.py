@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import linecache
 import re
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -66,7 +68,12 @@ def test_pages_are_found_and_skips_are_few():
 def test_page_snippets_run(path, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(ROOT / "examples"))
-    namespace: dict = {"__name__": "__docs__"}
+    # A real, importable module: Numba's on-disk cache of a page's @njit game refers to its
+    # functions by module name, and loads them back by importing that name.
+    name = "docs_snippets_" + re.sub(r"\W", "_", path.relative_to(ROOT).with_suffix("").as_posix())
+    module = types.ModuleType(name)
+    monkeypatch.setitem(sys.modules, name, module)
+    namespace = module.__dict__
     for line, source, skipped in blocks(path):
         if skipped:
             continue
