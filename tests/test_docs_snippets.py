@@ -81,3 +81,16 @@ def test_page_snippets_run(path, tmp_path, monkeypatch):
         linecache.cache[name] = (len(source), None, source.splitlines(True), name)  # tracebacks show the block
         code = compile(source, name, "exec")
         exec(code, namespace)  # noqa: S102 - the point of the test
+
+
+def test_readme_front_page():
+    """The first screen says what the package is and holds the two set-up commands and the
+    example; nothing dated there (the dated log is benchmarks/RESULTS.md)."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    top = "\n".join(lines[:30])
+    assert lines[2] == "```bash"
+    assert lines[3].endswith("pip install -e . && python examples/quickstart.py")
+    assert lines[4].endswith("pip install -e '.[test]' && pytest -n auto --dist loadfile")
+    assert "-n auto --dist loadfile" in (ROOT / ".ci" / "run").read_text()  # CI runs the README's command
+    assert "```python" in top and "engine.collect(" in top
+    assert not re.search(r"\b20\d\d-\d\d-\d\d\b", top), "a date in the README's first screen"
