@@ -67,9 +67,15 @@ class EnvSnapshot:
 
     @property
     def schema_version(self) -> int:
+        """The envelope's schema version (2)."""
         return _ENV_SCHEMA
 
     def to_bytes(self) -> bytes:
+        """Serialise to the envelope in the class docstring (little-endian, no pickle).
+
+        Returns:
+            bytes: restorable with :meth:`from_bytes` in any process with the same composition.
+        """
         fp = self._fingerprint.encode("utf-8")
         return b"".join(
             [
@@ -83,7 +89,22 @@ class EnvSnapshot:
 
     @staticmethod
     def from_bytes(data) -> EnvSnapshot:
-        """Decode :meth:`to_bytes` output; a malformed envelope is a ``ValueError``."""
+        """Decode :meth:`to_bytes` output.
+
+        The envelope is validated here; the state row is validated against the game by
+        ``Env.restore``.
+
+        Args:
+            data: the bytes :meth:`to_bytes` wrote.
+
+        Returns:
+            EnvSnapshot: the decoded snapshot.
+
+        Raises:
+            TypeError: ``data`` is not ``bytes``.
+            ValueError: a malformed envelope (``invalid EnvSnapshot: bad magic`` / truncated /
+                trailing bytes / unsupported schema version).
+        """
         if not isinstance(data, bytes):
             raise TypeError(f"argument 'data': '{type(data).__name__}' object cannot be converted to 'PyBytes'")
         r = _Reader(data, "EnvSnapshot")
@@ -298,7 +319,12 @@ class Env:
         return out.reshape(self._def.obs_shape)
 
     def state(self) -> dict:
-        """Trusted inspection state (hidden information included — never feed it to an agent)."""
+        """Trusted inspection state (hidden information included — never feed it to an agent).
+
+        Returns:
+            dict: the game's own description of the state (e.g. the board, the cards, the
+            player to move).
+        """
         return self._def.inspect(self._state.copy())
 
     def information_state_key(self, agent: int) -> bytes:
@@ -389,7 +415,12 @@ class Env:
         return self._fingerprint
 
     def snapshot(self) -> EnvSnapshot:
-        """Capture state, chance stream and ticks for exact continuation."""
+        """Capture state, chance stream and ticks for exact continuation.
+
+        Returns:
+            EnvSnapshot: restore it with :meth:`restore` (here or in an Env of the same
+            composition); ``to_bytes()`` serialises it without pickle.
+        """
         return EnvSnapshot._capture(self._fingerprint, self._state, self._rng)
 
     def restore(self, snapshot: EnvSnapshot) -> None:
