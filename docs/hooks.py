@@ -16,6 +16,7 @@ from pathlib import Path
 
 _MARK = "<!-- architecture-link -->"
 _TABLES = "<!-- benchmark-tables -->"
+_CATALOGUE = "<!-- catalogue-tables -->"
 _ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -61,7 +62,46 @@ def benchmark_tables(path: Path = _ROOT / "benchmarks" / "results.json") -> str:
     return "\n".join(out)
 
 
+def _catalog():
+    """``reinfors/catalog.py`` loaded by path: plain data, so no kernel is imported or compiled."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_reinfors_catalog_for_docs", _ROOT / "reinfors" / "catalog.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses resolve their module by name
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def catalogue_tables() -> str:
+    """The Catalogue page's tables, rendered from ``rf.catalog`` (the data 0.4.0 ships)."""
+    c = _catalog()
+    out = ["## Games", "", "| game | constructor | players | dynamics | chance | information | actions | reward keys (defaults) | algorithms |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, g in c.GAMES.items():
+        keys = ", ".join(f"`{k}`={v:g}" for k, v in g.reward_keys)
+        algos = ", ".join(c.ALGORITHMS[a].label for a in g.algorithms if a in c.ALGORITHMS)
+        out.append(f"| **{_cell(g.label)}**: {_cell(g.summary)} | `rf.make_game(\"{name}\")` | {g.players} | "
+                   f"{_cell(g.dynamics)} | {_cell(g.chance)} | {_cell(g.information)} | {_cell(g.actions)} | {keys} | {algos} |")
+    out += ["", "## Encoders", "", "| encoder | game | shape | constructor | what |", "| --- | --- | --- | --- | --- |"]
+    for name, e in c.ENCODER_INFO.items():
+        out.append(f"| `{name}` | {_cell(e.game)} | `{_cell(e.shape)}` | `{e.constructor}` | {_cell(e.summary)} |")
+    out += ["", "## Algorithms", "", "| algorithm | policy or solver | learner | batch | network output | players, dynamics, information | what |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    for name, a in c.ALGORITHMS.items():
+        out.append(f"| **{_cell(a.label)}** | `{a.policy_or_solver}` | {f'`{a.learner}`' if a.learner else '—'} | "
+                   f"{_cell(a.training_output)} | {_cell(a.network)} | {_cell(a.players)}; {_cell(a.dynamics)}; "
+                   f"{_cell(a.information)} | {_cell(a.summary)} |")
+    return "\n".join(out)
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:
+    if _CATALOGUE in markdown:
+        markdown = markdown.replace(_CATALOGUE, catalogue_tables())
     if _TABLES in markdown:
         markdown = markdown.replace(_TABLES, benchmark_tables())
     if _MARK not in markdown:
