@@ -9,7 +9,9 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +19,7 @@ from pathlib import Path
 _MARK = "<!-- architecture-link -->"
 _TABLES = "<!-- benchmark-tables -->"
 _CATALOGUE = "<!-- catalogue-tables -->"
+_API = re.compile(r"^<!-- api ([\w.]+) -->$", re.M)
 _ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -99,7 +102,40 @@ def catalogue_tables() -> str:
     return "\n".join(out)
 
 
+def public_names(module: str) -> list[str] | None:
+    """``module.__all__`` read from its source without importing it (``=``, ``+=`` and
+    ``.append`` / ``.extend`` forms); None when the module defines none."""
+    base = _ROOT.joinpath(*module.split("."))
+    path = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+    names: list[str] | None = None
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        value = None
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                value = node.value
+                if isinstance(node, ast.Assign):
+                    names = []
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            f = node.func
+            if isinstance(f.value, ast.Name) and f.value.id == "__all__" and f.attr in ("append", "extend"):
+                value = node.args[0] if f.attr == "extend" else ast.List(elts=node.args)
+        if value is not None and isinstance(value, (ast.List, ast.Tuple)):
+            names = (names or []) + [e.value for e in value.elts if isinstance(e, ast.Constant)]
+    return names
+
+
+def _api_directive(match: re.Match) -> str:
+    """``<!-- api pkg.module -->`` → a mkdocstrings directive rendering exactly ``__all__``."""
+    module = match.group(1)
+    names = public_names(module)
+    if names is None:
+        return f"::: {module}"
+    return f"::: {module}\n    options:\n      members: [{', '.join(names)}]"
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:
+    markdown = _API.sub(_api_directive, markdown)
     if _CATALOGUE in markdown:
         markdown = markdown.replace(_CATALOGUE, catalogue_tables())
     if _TABLES in markdown:
