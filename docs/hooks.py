@@ -1,10 +1,14 @@
 """MkDocs hooks for the reinfors site (``mkdocs.yml`` loads this file; it is not a page).
 
-* The Architecture page links the contributor page ``docs/architecture.md`` when that file exists
-  (it is written separately); until then it says where the architecture is described.
-* The Benchmarks page's plots are drawn by ``benchmarks/plot_results.py`` from
-  ``benchmarks/results.json``; the build regenerates them when matplotlib is installed and keeps
-  the committed images otherwise.
+* ``<!-- api pkg.module -->`` on a reference page becomes a mkdocstrings directive that renders
+  exactly the module's ``__all__`` (read from the source with ``ast``).
+* ``<!-- benchmark-tables -->`` becomes the Benchmarks tables, rendered from
+  ``benchmarks/results.json``; before the build, ``benchmarks/plot_results.py`` redraws the plots
+  from the same file when matplotlib is installed (the committed SVGs are used otherwise).
+* ``<!-- catalogue-tables -->`` becomes the Catalogue tables, from ``reinfors/catalog.py``
+  (plain data, loaded by path).
+* ``<!-- architecture-link -->`` links the contributor page ``docs/architecture.md`` when that
+  file exists (it is written separately), and says where to look until then.
 """
 
 from __future__ import annotations
