@@ -21,14 +21,16 @@ import sys
 from pathlib import Path
 
 _MARK = "<!-- architecture-link -->"
-_TABLES = "<!-- benchmark-tables -->"
-_CATALOGUE = "<!-- catalogue-tables -->"
+# Generated sections are committed between their markers (so the Markdown reads complete in a
+# repository browser) and regenerated at every build; tests/test_docs_snippets.py checks that the
+# committed text is current (``python docs/hooks.py`` rewrites it).
+_SECTIONS = {"benchmark-tables": "docs/benchmarks.md", "catalogue-tables": "docs/reference/catalogue.md"}
 _API = re.compile(r"^<!-- api ([\w.]+) -->$", re.M)
 _ROOT = Path(__file__).resolve().parents[1]
 
 
 def _rate(x: float) -> str:
-    return f"{x / 1e6:.2f} M" if x >= 1e6 else f"{x / 1e3:.1f} k" if x >= 1e4 else f"{x:,.0f}"
+    return f"{x / 1e6:.2f} M" if x >= 1e6 else f"{x / 1e3:.1f} k" if x >= 1e3 else f"{x:,.0f}"
 
 
 def benchmark_tables(path: Path = _ROOT / "benchmarks" / "results.json") -> str:
@@ -138,12 +140,25 @@ def _api_directive(match: re.Match) -> str:
     return f"::: {module}\n    options:\n      members: [{', '.join(names)}]"
 
 
+def generated(name: str) -> str:
+    """The text of generated section ``name``."""
+    return {"benchmark-tables": benchmark_tables, "catalogue-tables": catalogue_tables}[name]()
+
+
+def fill(markdown: str, name: str) -> str:
+    """``markdown`` with the section between ``<!-- name:start -->`` and ``<!-- name:end -->``
+    replaced by its generated text (unchanged when the markers are absent)."""
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    i, j = markdown.find(start), markdown.find(end)
+    if i < 0 or j < i:
+        return markdown
+    return markdown[: i + len(start)] + "\n" + generated(name) + "\n" + markdown[j:]
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:
     markdown = _API.sub(_api_directive, markdown)
-    if _CATALOGUE in markdown:
-        markdown = markdown.replace(_CATALOGUE, catalogue_tables())
-    if _TABLES in markdown:
-        markdown = markdown.replace(_TABLES, benchmark_tables())
+    for name in _SECTIONS:
+        markdown = fill(markdown, name)
     if _MARK not in markdown:
         return markdown
     if files.get_file_from_path("architecture.md") is not None:
@@ -165,3 +180,10 @@ def on_pre_build(config) -> None:
         return
     if script.exists():
         subprocess.run([sys.executable, str(script)], check=True, cwd=root)
+
+
+if __name__ == "__main__":  # rewrite the committed generated sections
+    for section, page in _SECTIONS.items():
+        path = _ROOT / page
+        path.write_text(fill(path.read_text(encoding="utf-8"), section), encoding="utf-8")
+        print(f"updated {page} ({section})")

@@ -108,3 +108,17 @@ def test_paths_named_in_the_docs_exist():
             if name != "docs/architecture.md" and not (ROOT / name).exists():
                 missing.append(f"{page.relative_to(ROOT)}: {name}")
     assert checked > 20 and not missing, (checked, missing)
+
+
+def test_generated_sections_are_current():
+    """The Benchmarks and Catalogue tables committed in the Markdown equal what the docs build
+    generates from benchmarks/results.json and reinfors/catalog.py (``python docs/hooks.py``)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("reinfors_docs_hooks", ROOT / "docs" / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    for section, page in hooks._SECTIONS.items():
+        text = (ROOT / page).read_text(encoding="utf-8")
+        assert f"<!-- {section}:start -->" in text, page
+        assert hooks.fill(text, section) == text, f"{page} is stale: run python docs/hooks.py"
