@@ -68,7 +68,22 @@ _GEN_DOC = (
 
 
 class TreeStrapBatch(_Batch):
-    """``obs, targets, masks, telemetry = batch``; also ``players``."""
+    """Searched action values from ``Mcts`` / ``Minimax`` / ``SelectiveExpectimax`` + ``TreeStrap``.
+
+    One row per searched node kept as a training record.  Unpacks positionally as
+    ``obs, targets, masks, telemetry = batch`` (``len(batch) == 4``).
+
+    Attributes:
+        obs (numpy.ndarray): float32 ``(M, obs_size)``: the node's flattened observation.
+        players (numpy.ndarray): int64 ``(M,)``: the player whose perspective the targets take.
+        targets (numpy.ndarray): float64 ``(M, heads, A)``: the search's value of each action, per
+            Q head, in the encoder's head frame (``heads`` is the policy's ``n_heads``).
+        masks (numpy.ndarray): float32 ``(M, heads)``: bootstrap membership {0, 1}: whether the record
+            trains each head.
+        weights_generations (numpy.ndarray): int64 ``(M,)``: the weights generation the record's
+            decision was last inferred under (not in 0.4.0; see the module docstring).
+        telemetry (dict): the collect window's 22 telemetry keys.
+    """
 
     _FIELDS = ("obs", "players", "weights_generations", "targets", "masks", "telemetry")
     _POSITIONAL = ("obs", "targets", "masks", "telemetry")
@@ -81,8 +96,37 @@ class TreeStrapBatch(_Batch):
 
 
 class DqnBatch(_Batch):
-    """``obs, actions, rewards, next_obs, dones, masks, telemetry = batch``; plus ``players``,
-    ``can_bootstrap``, ``discounts`` and the legal CSR fields."""
+    """n-step transitions from ``EpsilonGreedyQ`` + ``Dqn``.
+
+    One row per decision.  The successor is the mover's *next* decision (other players' moves in
+    between are part of the environment).  Unpacks positionally as ``obs, actions, rewards,
+    next_obs, dones, masks, telemetry = batch`` (``len(batch) == 7``).  A DQN target is
+    ``rewards + discounts * max over next_legal of Q(next_obs)``.
+
+    Attributes:
+        obs (numpy.ndarray): float32 ``(M, obs_size)``: the observation the action was chosen from.
+        players (numpy.ndarray): int64 ``(M,)``: the acting player.
+        actions (numpy.ndarray): int64 ``(M,)``: the action taken, in the encoder's head frame.
+        rewards (numpy.ndarray): float64 ``(M,)``: the discounted sum of the mover's rewards over the
+            n steps.
+        next_obs (numpy.ndarray): float32 ``(M, obs_size)``: the mover's observation n decisions
+            later; at an episode's tail, its observation right after its own last action.
+        dones (numpy.ndarray): bool ``(M,)``: the episode ended within the n steps (not the
+            bootstrap rule: use ``discounts``).
+        can_bootstrap (numpy.ndarray): bool ``(M,)``: the successor's legal slice is non-empty.
+        discounts (numpy.ndarray): float64 ``(M,)``: ``gamma ** k`` for the bootstrap term, 0 when the
+            record cannot bootstrap.
+        masks (numpy.ndarray): float32 ``(M, heads)``: bootstrap membership {0, 1} per Q head.
+        legal_ids (numpy.ndarray): int64 ``(nnz,)``: CSR ids of each record's legal actions.
+        legal_offsets (numpy.ndarray): int64 ``(M + 1,)``: record ``i``'s legal actions are
+            ``legal_ids[legal_offsets[i]:legal_offsets[i + 1]]``.
+        next_legal_ids (numpy.ndarray): int64: CSR ids of the successor's legal actions (empty slice:
+            terminal, or a truncation tail of an alternating game).
+        next_legal_offsets (numpy.ndarray): int64 ``(M + 1,)``: CSR offsets of ``next_legal_ids``.
+        weights_generations (numpy.ndarray): int64 ``(M,)``: the weights generation the decision was
+            inferred under (not in 0.4.0).
+        telemetry (dict): the collect window's 22 telemetry keys.
+    """
 
     _FIELDS = (
         "obs",
@@ -120,8 +164,31 @@ class DqnBatch(_Batch):
 
 
 class AlphaZeroBatch(_Batch):
-    """``obs, policy_targets, value_targets, policy_weights, telemetry = batch``; plus
-    ``players`` and the legal CSR fields."""
+    """Search targets from ``AlphaZero`` + ``AlphaZero``.
+
+    One row per searched decision (plus value-only rows, below).  Unpacks positionally as
+    ``obs, policy_targets, value_targets, policy_weights, telemetry = batch``
+    (``len(batch) == 5``).  The usual loss is ``policy_weights * cross_entropy(policy_targets,
+    logits) + (value_targets - value) ** 2``.
+
+    Attributes:
+        obs (numpy.ndarray): float32 ``(M, obs_size)``: the root's observation, from the record's
+            player's perspective.
+        players (numpy.ndarray): int64 ``(M,)``: the record's player.
+        policy_targets (numpy.ndarray): float64 ``(M, A)``: the root's visit distribution
+            (temperature 1) in the encoder's head frame; zero off the legal set.
+        value_targets (numpy.ndarray): float64 ``(M,)``: the discounted return the record's player
+            realised from this state to the end of the episode.
+        policy_weights (numpy.ndarray): float64 ``(M,)``: 1 for a mover's row, 0 for a value-only row
+            (other players' perspectives of the same state, with ``sequential_backup="maxn"`` or
+            more than two players): weight the policy loss by it.
+        legal_ids (numpy.ndarray): int64 ``(nnz,)``: CSR ids of the legal actions (empty slice for
+            value-only rows).
+        legal_offsets (numpy.ndarray): int64 ``(M + 1,)``: CSR offsets.
+        weights_generations (numpy.ndarray): int64 ``(M,)``: the weights generation of the search's
+            last inference (not in 0.4.0).
+        telemetry (dict): the collect window's 22 telemetry keys.
+    """
 
     _FIELDS = (
         "obs",
@@ -147,8 +214,27 @@ class AlphaZeroBatch(_Batch):
 
 
 class PpoBatch(_Batch):
-    """Named access only: ``obs, players, actions, behavior_log_probs, advantages, returns,
-    values, legal_ids, legal_offsets, telemetry``."""
+    """On-policy decisions from ``Ppo`` + ``Ppo``, with GAE(lambda) advantages.
+
+    One row per decision.  Named access only: ``len()``, indexing and unpacking raise
+    ``TypeError`` (as in 0.4.0).  Advantages are computed per player's trajectory under the
+    frozen weights of the collect; a window's unfinished segments bootstrap from the critic.
+
+    Attributes:
+        obs (numpy.ndarray): float32 ``(M, obs_size)``: the observation the action was sampled from.
+        players (numpy.ndarray): int64 ``(M,)``: the acting player.
+        actions (numpy.ndarray): int64 ``(M,)``: the sampled action, in the encoder's head frame.
+        behavior_log_probs (numpy.ndarray): float64 ``(M,)``: log-probability of the action under the
+            softmax of the logits masked to the legal set (the PPO ratio's denominator).
+        advantages (numpy.ndarray): float64 ``(M,)``: GAE(lambda) advantage estimates.
+        returns (numpy.ndarray): float64 ``(M,)``: ``advantages + values`` (the critic's target).
+        values (numpy.ndarray): float64 ``(M,)``: the critic's value at collection time.
+        legal_ids (numpy.ndarray): int64 ``(nnz,)``: CSR ids of the legal actions.
+        legal_offsets (numpy.ndarray): int64 ``(M + 1,)``: CSR offsets.
+        weights_generations (numpy.ndarray): int64 ``(M,)``: the weights generation the decision was
+            inferred under (not in 0.4.0).
+        telemetry (dict): the collect window's 22 telemetry keys.
+    """
 
     _FIELDS = (
         "obs",
@@ -186,10 +272,29 @@ class PpoBatch(_Batch):
 
 
 class DeepCfrBatch(_Batch):
-    """Named access only (from ``rf.solvers.DeepCfr.collect``): advantage samples (the
-    traverser's sampled counterfactual advantages over its legal actions, CSR) and strategy
-    samples (the other players' regret-matched strategies, CSR), each tagged with the CFR
-    iteration, plus ``telemetry``.  Not constructible from Python (as the original)."""
+    """Deep CFR training samples from ``rf.solvers.DeepCfr.collect``.
+
+    Advantage samples (the traverser's sampled counterfactual advantages over its legal actions)
+    and strategy samples (the other players' regret-matched strategies), each tagged with the CFR
+    iteration for linear weighting.  Per-action values are CSR over the legal actions: sample
+    ``i``'s actions are ``advantage_legal_ids[advantage_legal_offsets[i]:advantage_legal_offsets[i
+    + 1]]`` and its targets the same slice of ``advantage_targets`` (likewise for strategies).
+    Named access only; not constructible from Python (as the original).
+
+    Attributes:
+        advantage_obs (numpy.ndarray): float32 ``(Na, obs_size)``: the traverser's observations.
+        advantage_iterations (numpy.ndarray): int64 ``(Na,)``: the CFR iteration of each sample.
+        advantage_legal_offsets (numpy.ndarray): int64 ``(Na + 1,)``: CSR offsets.
+        advantage_legal_ids (numpy.ndarray): int64 ``(nnz,)``: legal action ids.
+        advantage_targets (numpy.ndarray): float64 ``(nnz,)``: sampled counterfactual advantages.
+        strategy_obs (numpy.ndarray): float32 ``(Ns, obs_size)``: the acting players' observations.
+        strategy_iterations (numpy.ndarray): int64 ``(Ns,)``: the CFR iteration of each sample.
+        strategy_players (numpy.ndarray): int64 ``(Ns,)``: the acting player.
+        strategy_legal_offsets (numpy.ndarray): int64 ``(Ns + 1,)``: CSR offsets.
+        strategy_legal_ids (numpy.ndarray): int64 ``(nnz,)``: legal action ids.
+        strategy_probs (numpy.ndarray): float64 ``(nnz,)``: regret-matched probabilities.
+        telemetry (dict): the 10 Deep CFR telemetry keys.
+    """
 
     _FIELDS = (
         "advantage_obs",

@@ -70,8 +70,18 @@ def _ray():
 
 
 def batch_to_wire(batch) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """``(arrays, meta)``: the batch's array fields by name, and ``{"type": class name,
-    "telemetry": dict}`` — what crosses Ray instead of the batch object."""
+    """Take an engine batch apart into what crosses Ray instead of the batch object.
+
+    Args:
+        batch: a ``TreeStrapBatch``, ``DqnBatch``, ``AlphaZeroBatch`` or ``PpoBatch``.
+
+    Returns:
+        tuple: ``(arrays, meta)``: the batch's array fields by name, and ``{"type": class name,
+        "telemetry": dict}``.
+
+    Raises:
+        TypeError: not an engine batch.
+    """
     cls = type(batch)
     if cls.__name__ not in _BATCH_TYPES or _BATCH_TYPES[cls.__name__] is not cls:
         raise TypeError(f"expected an engine batch, got {cls.__name__}")
@@ -80,7 +90,18 @@ def batch_to_wire(batch) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
 
 
 def batch_from_wire(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]):
-    """Rebuild the batch :func:`batch_to_wire` took apart (validates the type and field set)."""
+    """Rebuild the batch :func:`batch_to_wire` took apart.
+
+    Args:
+        arrays: the array fields by name.
+        meta: ``{"type": batch class name, "telemetry": dict}``.
+
+    Returns:
+        The engine batch of that type.
+
+    Raises:
+        ValueError: an unknown batch type, or missing / unexpected fields.
+    """
     name = meta.get("type")
     cls = _BATCH_TYPES.get(name)
     if cls is None:
@@ -121,22 +142,23 @@ class _CollectorActor:
 class Collectors:
     """``n_actors`` Ray actors collecting with one Engine each, feeding one learner.
 
-    Parameters
-    ----------
-    config : dict
-        A resolved engine config (``Engine.resolved_config()``; it must be JSON-serialisable).
-        Actor ``i`` runs with ``engine.seed + i`` (mod 2**64).
-    infer_factory : callable
-        ``infer_factory(weights) -> infer``: builds the engine callback (a callable, or one per
-        player) from the learner's weights; called in an actor whenever a new version arrives.
-    n_actors : int
-        Collector actors (>= 1).
-    collect_size : int
-        Record floor of every collect (>= 1; ``Engine.collect``'s ``n_records``).
-    num_cpus : float
-        Ray CPUs reserved per actor (default 1).
-    actor_options : dict, optional
-        Further ``ray.remote`` options of the actors (e.g. ``{"num_gpus": 0.25}``).
+    Args:
+        config: a resolved engine config (``Engine.resolved_config()``; it must be
+            JSON-serialisable).  Actor ``i`` runs with ``engine.seed + i`` (mod 2**64).
+        infer_factory: ``infer_factory(weights) -> infer``: builds the engine callback (a
+            callable, or one per player) from the learner's weights; called in an actor whenever
+            a new version arrives.
+        n_actors: collector actors (>= 1).
+        collect_size: record floor of every collect (>= 1; ``Engine.collect``'s ``n_records``).
+        num_cpus: Ray CPUs reserved per actor.
+        actor_options: further ``ray.remote`` options of the actors (e.g.
+            ``{"num_gpus": 0.25}``).
+
+    Raises:
+        TypeError: ``config`` is not a JSON-serialisable dict, ``infer_factory`` is not callable,
+            or ``n_actors`` / ``collect_size`` is not an int.
+        ValueError: ``n_actors`` or ``collect_size`` below 1.
+        ImportError: Ray is not installed (``pip install 'reinfors[ray]'``).
 
     Uses the running Ray (call ``ray.init`` first to choose the cluster; otherwise Ray starts a
     local one).  Iteration yields ``(actor_id, version, batch)``; every idle actor starts its next
@@ -186,6 +208,7 @@ class Collectors:
 
     @property
     def n_actors(self) -> int:
+        """Collector actors still running (0 after :meth:`close`)."""
         return len(self._actors)
 
     @property
@@ -194,9 +217,21 @@ class Collectors:
         return self._version
 
     def set_weights(self, weights) -> int:
-        """Publish new weights (any object Ray can serialise; NumPy arrays travel zero-copy
-        through the object store).  Returns the new version.  Collects already running finish
-        under the weights they started with."""
+        """Publish new weights to the actors.
+
+        Collects already running finish under the weights they started with; each actor picks
+        the new version up at its next collect.
+
+        Args:
+            weights: any object Ray can serialise (NumPy arrays travel zero-copy through the
+                object store); handed to ``infer_factory`` in each actor.
+
+        Returns:
+            int: the new version (0 for the first call, then +1 per call).
+
+        Raises:
+            RuntimeError: the collectors are closed.
+        """
         self._check_open()
         self._weights_ref = self._ray.put(weights)
         self._version += 1
@@ -210,7 +245,19 @@ class Collectors:
         return self
 
     def __next__(self) -> tuple[int, int, Any]:
-        """The next finished batch of any actor: ``(actor_id, version, batch)``."""
+        """The next finished batch of any actor, in completion order.
+
+        Idle actors start their next collect first, with the weights current now.
+
+        Returns:
+            tuple: ``(actor_id, version, batch)``: the actor, the weights version its collect ran
+            under, and the rebuilt engine batch.
+
+        Raises:
+            RuntimeError: before the first :meth:`set_weights`, or after :meth:`close`.
+            CollectorError: an actor failed (named; its exception is the ``__cause__``); the
+                collectors are closed then.
+        """
         self._check_open()
         if self._weights_ref is None:
             raise RuntimeError("call set_weights() before collecting")

@@ -39,7 +39,19 @@ _BUILTIN = {
 
 
 class EncoderHandle:
-    """An observation view of one game (opaque; pass it to the game constructor's ``encoder=``)."""
+    """An observation view of one game (opaque; pass it to the game constructor's ``encoder=``).
+
+    Build one with the static constructors (``rf.encoders.RelativeChess()``, ...) or by name with
+    ``rf.encoders.make(name)``.  The encoder fixes the observation's shape (the game's
+    ``observation_space()``) and the *head frame*: the order of the policy head's outputs.  For
+    most encoders the head frame is the game's action ids; encoders with a head map (e.g.
+    ``RelativeChess``, which mirrors the board for agent 1) translate with :meth:`head_index` and
+    :meth:`game_action`.  Batches and callbacks always use the head frame.
+
+    Example::
+
+        game = rf.games.Chess(encoder=rf.encoders.RelativeChess())
+    """
 
     __slots__ = ("_name", "_game", "_module", "_custom", "_options")
 
@@ -81,12 +93,37 @@ class EncoderHandle:
         return getattr(importlib.import_module(self._module), "HEAD_MAPS", {}).get(self._name)
 
     def head_index(self, action: int, agent: int) -> int:
-        """Network head index of game action ``action`` for ``agent`` (identity except for
-        encoders with a head map, e.g. ``relative_chess``)."""
+        """Network head index of game action ``action`` for ``agent``.
+
+        The identity except for encoders with a head map, e.g. ``relative_chess``.
+
+        Args:
+            action: a game action id, ``0 <= action < n_actions``.
+            agent: the observing agent.
+
+        Returns:
+            The index of the policy-head output that scores ``action`` for ``agent``.
+
+        Raises:
+            OverflowError: a negative ``action`` or ``agent``.
+            ValueError: ``action`` out of range for the encoding.
+        """
         return self._map("action", action, agent, 0)
 
     def game_action(self, head: int, agent: int) -> int:
-        """Game action of network head ``head`` for ``agent`` (inverse of :meth:`head_index`)."""
+        """Game action of network head ``head`` for ``agent`` (inverse of :meth:`head_index`).
+
+        Args:
+            head: a policy-head index, ``0 <= head < n_actions``.
+            agent: the observing agent.
+
+        Returns:
+            The game action id that head ``head`` scores for ``agent``.
+
+        Raises:
+            OverflowError: a negative ``head`` or ``agent``.
+            ValueError: ``head`` out of range for the encoding.
+        """
         return self._map("head", head, agent, 1)
 
     def _map(self, label, value, agent, direction) -> int:
@@ -163,7 +200,16 @@ def _openspiel_chess() -> EncoderHandle:
 
 
 def _alphazero_chess(history_length=8) -> EncoderHandle:
-    """AlphaZero's chess planes ``(14 * history_length + 7, 8, 8)``."""
+    """AlphaZero's chess planes ``(14 * history_length + 7, 8, 8)``.
+
+    Args:
+        history_length: positions of history stacked into the planes (>= 1; 8 as in AlphaZero).
+
+    Raises:
+        OverflowError: a negative ``history_length``.
+        ValueError: ``history_length`` below 1, or so large the tensor would exceed 2^31
+            elements.
+    """
     h = as_unsigned("history_length", history_length)
     if h < 1:
         raise ValueError("history_length must be >= 1")

@@ -67,9 +67,15 @@ class EnvSnapshot:
 
     @property
     def schema_version(self) -> int:
+        """The envelope's schema version (2)."""
         return _ENV_SCHEMA
 
     def to_bytes(self) -> bytes:
+        """Serialise to the envelope in the class docstring (little-endian, no pickle).
+
+        Returns:
+            bytes: restorable with :meth:`from_bytes` in any process with the same composition.
+        """
         fp = self._fingerprint.encode("utf-8")
         return b"".join(
             [
@@ -83,7 +89,22 @@ class EnvSnapshot:
 
     @staticmethod
     def from_bytes(data) -> EnvSnapshot:
-        """Decode :meth:`to_bytes` output; a malformed envelope is a ``ValueError``."""
+        """Decode :meth:`to_bytes` output.
+
+        The envelope is validated here; the state row is validated against the game by
+        ``Env.restore``.
+
+        Args:
+            data: the bytes :meth:`to_bytes` wrote.
+
+        Returns:
+            EnvSnapshot: the decoded snapshot.
+
+        Raises:
+            TypeError: ``data`` is not ``bytes``.
+            ValueError: a malformed envelope (``invalid EnvSnapshot: bad magic`` / truncated /
+                trailing bytes / unsupported schema version).
+        """
         if not isinstance(data, bytes):
             raise TypeError(f"argument 'data': '{type(data).__name__}' object cannot be converted to 'PyBytes'")
         r = _Reader(data, "EnvSnapshot")
@@ -173,6 +194,22 @@ class Env:
     ``reward=None`` builds a reward-free Env (``rewards`` stays None); pass ``rf.Reward(...)``
     (or ``rf.Reward()`` for the game's defaults) to get per-agent rewards after each step.
     ``seed`` (u64) seeds the chance stream (deals, food placement, random starts).
+
+    Example::
+
+        env = rf.Env(rf.games.Connect4(), rf.Reward(win=1.0, loss=-1.0), seed=0)
+        env.step({0: 3})                       # [(agent, event), ...] of the tick
+        env.legal_actions(1), env.observe(1).shape, env.rewards
+
+    Args:
+        game: a game handle (``rf.games.Connect4()``, a custom game, ...).
+        reward: the reward weights, or None for no rewards.
+        seed: the chance stream's seed, ``0 <= seed < 2**64``.
+
+    Raises:
+        TypeError: ``game`` is not a ``GameHandle`` or ``reward`` not a ``Reward``.
+        OverflowError: a negative seed or one of 2**64 or more.
+        ValueError: a reward key the game does not emit.
     """
 
     def __init__(self, game: GameHandle, reward: Reward | None = None, seed: int = 0):
@@ -216,12 +253,15 @@ class Env:
         return bool(self._state[DONE] != RUNNING)
 
     def num_agents(self) -> int:
+        """Number of agents (players) in the game."""
         return self._def.n_players
 
     def action_count(self) -> int:
+        """Size of the action space (``game.action_space().n``)."""
         return self._def.n_actions
 
     def observation_space(self) -> Box:
+        """The observation space of the game's encoder (``observe`` returns its ``shape``)."""
         return self._game.observation_space()
 
     @property
@@ -241,7 +281,18 @@ class Env:
         return [int(a) for a in self._agents[:n]]
 
     def legal_actions(self, agent: int) -> list[int]:
-        """Legal action ids of ``agent`` (``[]`` for a non-mover and after the end)."""
+        """Legal action ids of ``agent``, in the game's own order.
+
+        Args:
+            agent: ``0 <= agent < num_agents()``.
+
+        Returns:
+            list[int]: the legal ids; ``[]`` for an agent not to move and after the end.
+
+        Raises:
+            OverflowError: a negative ``agent``.
+            ValueError: ``agent`` out of range.
+        """
         a = _agent(self._def.n_players, agent)
         self._k.legal_mask(self._def.params, self._state, a, self._mask)
         ids = [int(i) for i in np.flatnonzero(self._mask)]
@@ -249,18 +300,47 @@ class Env:
         return order(self._def.params, self._state, ids) if order is not None and ids else ids
 
     def observe(self, agent: int) -> np.ndarray:
-        """``agent``'s observation, float32 of ``observation_space().shape`` (works after the end)."""
+        """``agent``'s observation (works after the end too).
+
+        Args:
+            agent: ``0 <= agent < num_agents()``.
+
+        Returns:
+            numpy.ndarray: float32 of ``observation_space().shape``; the engine's rows are this,
+            flattened.
+
+        Raises:
+            OverflowError: a negative ``agent``.
+            ValueError: ``agent`` out of range.
+        """
         a = _agent(self._def.n_players, agent)
         out = np.zeros(self._def.obs_size, np.float32)
         self._k.observe(self._def.params, self._state, a, out)
         return out.reshape(self._def.obs_shape)
 
     def state(self) -> dict:
-        """Trusted inspection state (hidden information included — never feed it to an agent)."""
+        """Trusted inspection state (hidden information included — never feed it to an agent).
+
+        Returns:
+            dict: the game's own description of the state (e.g. the board, the cards, the
+            player to move).
+        """
         return self._def.inspect(self._state.copy())
 
     def information_state_key(self, agent: int) -> bytes:
-        """The information-state key of ``agent`` (imperfect-information games only)."""
+        """The information-state key of ``agent`` (imperfect-information games only).
+
+        The bytes key the CFR solvers index strategies by (``Cfr.average_strategy(key)``).
+
+        Args:
+            agent: ``0 <= agent < num_agents()``.
+
+        Returns:
+            bytes: the key of what ``agent`` knows now.
+
+        Raises:
+            ValueError: a game without information states, or ``agent`` out of range.
+        """
         a = as_unsigned("agent", agent)
         if not self._def.has_info_key:
             raise ValueError("this game does not declare information states")
@@ -273,8 +353,21 @@ class Env:
     def step(self, actions: dict) -> list:
         """Advance one tick with ``{agent: action}`` for every active agent.
 
-        Returns the ordered ``[(agent, event)]`` trace of the tick.  Any error leaves the Env
-        unchanged.
+        Any error leaves the Env unchanged.
+
+        Args:
+            actions: ``{agent: action}`` with exactly the active agents as keys (game action
+                ids, not head indices).
+
+        Returns:
+            list: the ordered ``[(agent, event)]`` trace of the tick (events as the game names
+            them, e.g. ``"win"``); per-agent rewards are in :attr:`rewards` afterwards.
+
+        Raises:
+            TypeError: ``actions`` is not a dict.
+            OverflowError: a negative agent or action.
+            ValueError: the episode is over, an inactive agent, a missing active agent, or an
+                illegal action (the message lists the legal ones).
         """
         if not isinstance(actions, dict):
             raise TypeError(f"argument 'actions': '{type(actions).__name__}' object cannot be converted to 'PyDict'")
@@ -322,13 +415,26 @@ class Env:
         return self._fingerprint
 
     def snapshot(self) -> EnvSnapshot:
-        """Capture state, chance stream and ticks for exact continuation."""
+        """Capture state, chance stream and ticks for exact continuation.
+
+        Returns:
+            EnvSnapshot: restore it with :meth:`restore` (here or in an Env of the same
+            composition); ``to_bytes()`` serialises it without pickle.
+        """
         return EnvSnapshot._capture(self._fingerprint, self._state, self._rng)
 
     def restore(self, snapshot: EnvSnapshot) -> None:
         """Return to ``snapshot`` (same composition only).  ``rewards`` is None until the next step.
 
         A rejected snapshot leaves the Env unchanged.
+
+        Args:
+            snapshot: from :meth:`snapshot` or ``EnvSnapshot.from_bytes``.
+
+        Raises:
+            TypeError: not an ``EnvSnapshot``.
+            ValueError: a snapshot of another composition (fingerprints differ) or an invalid
+                state row.
         """
         if not isinstance(snapshot, EnvSnapshot):
             raise TypeError(
@@ -347,8 +453,18 @@ class Env:
         self._rewards = None
 
     def fork(self, seed: int | None = None) -> Env:
-        """An independent Env at this exact point: clone-exact (same future chance stream) by
-        default, or with the chance stream of ``Env(game, seed=seed)`` from here on."""
+        """An independent Env at this exact point.
+
+        Args:
+            seed: None for a clone-exact copy (the same future chance stream), or a seed: the
+                chance stream of ``Env(game, seed=seed)`` from here on.
+
+        Returns:
+            Env: the copy; stepping one never affects the other.
+
+        Raises:
+            OverflowError: a negative seed.
+        """
         if seed is not None:
             seed = as_unsigned("seed", seed)
         other = Env.__new__(Env)

@@ -16,6 +16,20 @@ class Reward:
     ``REWARD_KEYS``); the weight of a key the Reward omits is the game's default.  Keys are checked
     when the reward is attached to a game (``Env`` / ``Engine``): an unknown key is a
     ``ValueError`` listing the valid ones.  Weights must be finite real numbers.
+
+    A step's reward for an agent is the weighted sum of the event amounts the game emitted for
+    it: ``sum(weight[key] * amount[agent, key])``.  ``Reward()`` (or ``reward=None``) uses the
+    game's defaults for every key.
+
+    Args:
+        **weights: ``key=weight`` pairs, e.g. ``win=1.0, loss=-1.0, draw=0.0`` for Connect4 or
+            ``step=-0.01, goal=1.0`` for GridWorld.
+
+    Raises:
+        TypeError: a weight that is not a real number.
+        ValueError: a NaN or infinite weight (``reward weight "win" must be finite, got inf``);
+            when attached to a game, an unknown key (``unknown reward key "x"; valid keys for
+            this game: [...]``).
     """
 
     __slots__ = ("_weights",)

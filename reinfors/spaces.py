@@ -7,7 +7,7 @@ network without hard-coding a game's dimensions::
     obs_shape, n_actions = game.observation_space().shape, game.action_space().n
 
 ``Box`` mirrors Gymnasium's: ``shape`` is the contract; ``low`` / ``high`` are float32 arrays of
-the full shape.  ``Discrete`` is a choice from ``0..n``.
+the full shape.  ``Discrete`` is a choice from ``0 .. n - 1``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,16 @@ __all__ = ["Box", "Discrete"]
 
 
 class Box:
-    """A box of float32 observations: ``shape``, ``low`` and ``high`` (arrays of ``shape``)."""
+    """A box of float32 observations: ``shape``, ``low`` and ``high`` (arrays of ``shape``).
+
+    The engine hands the callback observations flattened to ``(rows, prod(shape))``; ``shape`` is
+    the unflattened layout (e.g. Connect4's ``(2, 6, 7)``: planes, rows, columns).
+
+    Args:
+        shape: the observation's dimensions (a sequence of ints).
+        low: the lower bound of every element.
+        high: the upper bound of every element.
+    """
 
     __slots__ = ("_shape", "_low", "_high")
 
@@ -29,14 +38,17 @@ class Box:
 
     @property
     def shape(self) -> tuple:
+        """The observation's dimensions (a tuple of ints)."""
         return self._shape
 
     @property
     def low(self) -> np.ndarray:
+        """float32 array of ``shape``: each element's lower bound (a fresh copy)."""
         return self._low.copy()
 
     @property
     def high(self) -> np.ndarray:
+        """float32 array of ``shape``: each element's upper bound (a fresh copy)."""
         return self._high.copy()
 
     def __repr__(self) -> str:
@@ -44,7 +56,11 @@ class Box:
 
 
 class Discrete:
-    """A choice of one action id in ``0..n``."""
+    """A choice of one action id in ``0 .. n - 1``.
+
+    Args:
+        n: the number of actions (the width of the policy head).
+    """
 
     __slots__ = ("_n",)
 
@@ -53,6 +69,7 @@ class Discrete:
 
     @property
     def n(self) -> int:
+        """The number of actions."""
         return self._n
 
     def __repr__(self) -> str:

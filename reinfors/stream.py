@@ -123,11 +123,22 @@ def _stop_all_streams() -> None:
 class CollectStream:
     """A running background collection, returned by ``Engine.collect_stream``.
 
+    One producer thread runs collect windows of ``collect_size`` records back to back and queues
+    the finished batches (at most ``depth``); every callback call happens on that thread.
     ``next()`` blocks (without the GIL) for the next batch; ``pending()`` counts queued results;
     ``pause()`` is a lossless barrier returning every remaining batch; ``stop()`` discards them.
     Both return the engine to its ``Engine``.  Single consumer: the thread calling ``next()`` owns
     shutdown.  Prefer ``with engine.collect_stream(...) as stream:`` — a stream dropped without
     ``stop()`` leaves its engine unusable for the rest of the process.
+
+    Example::
+
+        with engine.collect_stream(2048, infer, depth=1) as stream:
+            for batch in stream:
+                train(batch)
+
+    Raises:
+        TypeError: on direct construction (use ``Engine.collect_stream``).
     """
 
     def __init__(self, *args, **kwargs):
@@ -168,8 +179,18 @@ class CollectStream:
         return value
 
     def next(self):
-        """The next finished batch (blocks).  After stop()/pause(): RuntimeError; a callback
-        error is re-raised once (its own type), later calls raise RuntimeError."""
+        """The next finished batch, in window order (blocks until one is ready).
+
+        Returns:
+            The engine's batch type (``PpoBatch``, ``DqnBatch``, ``AlphaZeroBatch`` or
+            ``TreeStrapBatch``).
+
+        Raises:
+            RuntimeError: after ``stop()`` / ``pause()`` ("collect stream is stopped"), or once the
+                stream has ended ("collect stream ended (stopped, or a callback error was already
+                raised)").
+            Exception: a callback error, re-raised once with its own type and object.
+        """
         return self._take(RuntimeError)
 
     def __next__(self):
@@ -179,8 +200,13 @@ class CollectStream:
         return self
 
     def pending(self) -> int:
-        """Finished results queued now (batches, plus a callback error not yet raised).  Advisory:
-        the producer may have another window in flight."""
+        """Finished results queued now (batches, plus a callback error not yet raised).
+
+        Advisory: the producer may have another window in flight.
+
+        Returns:
+            The queue length, between 0 and ``depth`` (never 0.4.0's transient ``2**64 - 1``).
+        """
         with self._sh.cv:
             return len(self._sh.queue)
 
@@ -198,10 +224,21 @@ class CollectStream:
             self._engine._held = False
 
     def pause(self) -> list:
-        """Lossless barrier: start no new window, finish the in-flight one with real inference,
-        return every queued batch in order and give the engine back.  The engine's state then
-        equals a synchronous run's after the same number of collects.  A queued callback error is
-        raised instead (the engine is given back).  A second pause() is a RuntimeError."""
+        """Lossless barrier: stop the stream without losing a record.
+
+        Starts no new window, finishes the in-flight one with real inference, returns every
+        queued batch in order and gives the engine back.  The engine's state then equals a
+        synchronous run's after the same number of collects, so ``engine.snapshot()`` taken now
+        continues exactly after the last returned batch.
+
+        Returns:
+            list: the batches collected but not yet consumed, oldest first.
+
+        Raises:
+            RuntimeError: on a second ``pause()`` ("stream already stopped"), or when called from
+                the stream's own callback.
+            Exception: a queued callback error, with its own type (the engine is given back).
+        """
         self._not_from_producer()
         sh = self._sh
         with sh.cv:
@@ -218,8 +255,14 @@ class CollectStream:
         return [value for _, value in items]
 
     def stop(self) -> None:
-        """Stop collecting (idempotent): abort the in-flight window — it ends within about one
-        callback call, its records discarded — drop queued batches and give the engine back."""
+        """Stop collecting and give the engine back (idempotent).
+
+        Aborts the in-flight window — it ends within about one callback call, its records
+        discarded — and drops the queued batches.  ``with`` blocks call it on exit.
+
+        Raises:
+            RuntimeError: when called from the stream's own callback.
+        """
         self._not_from_producer()
         sh = self._sh
         with sh.cv:

@@ -1,10 +1,12 @@
-"""Strip outputs and execution counts from notebooks in place (run before committing them).
+"""Strip outputs and execution counts from notebooks in place.
+
+The notebooks are committed with the outputs of one clean run (``scripts/execute_notebooks.py``);
+strip them before editing a notebook by hand, then execute it again.
 
     python scripts/strip_notebooks.py [notebooks/*.ipynb ...]
 
 With no arguments it strips every notebook under ``notebooks/``.  ``--check`` only reports the
-notebooks that still carry outputs and exits 1 if there are any (``tests/test_notebooks.py``
-asserts the same).
+notebooks that still carry outputs and exits 1 if there are any.
 """
 
 from __future__ import annotations

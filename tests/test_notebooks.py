@@ -1,5 +1,6 @@
-"""The tutorial notebooks execute top to bottom (small settings via ``REINFORS_NB_QUICK=1``) and
-are committed without outputs."""
+"""The tutorial notebooks execute top to bottom (small settings via ``REINFORS_NB_QUICK=1``), and
+the outputs they are committed with come from one clean run (``scripts/execute_notebooks.py``) —
+or they carry none (``scripts/strip_notebooks.py``)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,19 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
-def test_notebooks_are_committed_without_outputs():
+def test_committed_outputs_come_from_one_clean_run():
     assert {p.name for p in NOTEBOOKS} >= {"01_quickstart.ipynb", "02_your_own_game.ipynb", "03_train_alphazero.ipynb"}
     for path in NOTEBOOKS:
-        cells = json.loads(path.read_text())["cells"]
-        dirty = [i for i, c in enumerate(cells) if c["cell_type"] == "code" and (c.get("outputs") or c.get("execution_count"))]
-        assert not dirty, f"{path.name}: cells {dirty} carry outputs; run scripts/strip_notebooks.py"
+        code = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+        counts = [c.get("execution_count") for c in code]
+        if all(n is None for n in counts):  # stripped: no outputs at all
+            assert not [i for i, c in enumerate(code) if c.get("outputs")], f"{path.name}: outputs without a run"
+            continue
+        assert counts == list(range(1, len(code) + 1)), f"{path.name}: not one top-to-bottom run {counts}; run scripts/execute_notebooks.py"
+        for i, c in enumerate(code):
+            for out in c.get("outputs", []):
+                assert out.get("output_type") != "error", f"{path.name}: cell {i} failed"
+                assert "reinfors: compiling" not in str(out.get("text", "")), f"{path.name}: cell {i} kept a compile notice"
 
 
 @pytest.mark.parametrize("name", ["02_your_own_game.ipynb", "03_train_alphazero.ipynb"])

@@ -72,9 +72,11 @@ def test_unbatched_trees_never_compile_leaf_batching():
         e.collect(16, zero_pv(7))
         mods[k] = e._rt.k
     assert not plain._rt.k.LB_ON and not plain._rt.k._lb_run.signatures
-    # (The batched module's own ``_lb_run.signatures`` are only filled when it compiled in this
-    # process: loaded from the disk cache, the callee is never typed on its own.)
-    assert mods[2] is mods[8] and mods[2].LB_ON
+    # The batched rounds are typed when ``work`` compiles in this process; when another process
+    # (a test worker, a docs snippet, the sweep driver) cached the module first, ``work`` loads
+    # from Numba's cache and its callees are never typed here.
+    lb = mods[2]
+    assert mods[2] is mods[8] and lb.LB_ON and (lb._lb_run.signatures or sum(lb.work.stats.cache_hits.values()))
     assert mods[2] is not plain._rt.k
 
 
