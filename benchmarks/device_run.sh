@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# One device check (issue 18): on a fresh 16-core + GPU machine, set up both builds, warm the
-# compile cache, run the scaling sweep and the GPU ResNet sweep, and write JSON under $OUT.
+# One device check (issues 18, 35): on a fresh 16-core + GPU machine, set up both builds, warm
+# the compile cache, run the scaling sweep, the GPU ResNet sweep and the accelerator stand-in
+# (benchmarks/compare.py --mode simgpu) at the same points — so the stand-in's figures can be
+# checked against the real network's — and write JSON / logs under $OUT.
 # Budgeted to ~8 minutes; every phase has its own timeout, and a failed phase does not stop
 # the next (each writes what it measured).
 #
@@ -74,12 +76,14 @@ if [ "$QUICK" = 1 ]; then
   SCALE=(--threads 1 2 --seconds 1 --reps 1 --floor 256)
   GPU=(--device cpu --quick)
   ZERO=(--net zero --quick --n-threads 2)
-  T_SCALE=240 T_GPU=240
+  SIM=(--games 64 --leaf-batches 1 8 --reps 1 --seconds 2 --n-threads 2)
+  T_SCALE=240 T_GPU=240 T_SIM=120
 else
   SCALE=(--threads 1 2 4 8 16 --seconds 3 --reps 1 --floor 1024)
   GPU=(--device cuda --games 64 256 1024 --batches 0 --leaf-batch 1 8 32 --seconds 5 --floor 1024 --timeout 60)
   ZERO=(--net zero --games 32 --batches 0 --leaf-batch 1 4 8 16 --n-threads 2 --seconds 3 --floor 512 --timeout 60)
-  T_SCALE=150 T_GPU=240
+  SIM=(--games 64 256 1024 --leaf-batches 1 8 --reps 1 --seconds 4 --floor 1024 --n-threads 16)
+  T_SCALE=120 T_GPU=180 T_SIM=100
 fi
 
 # 3. 16-core scaling of c4_az_zero, ours vs 0.4.0 (capped at the cores)
@@ -91,6 +95,11 @@ log "scaling done (rc ${PIPESTATUS[0]})"
 timeout "$T_GPU" "$PY" benchmarks/gpu_resnet.py --orig "$ORIG" "${GPU[@]}" --json "$OUT/gpu_resnet.json" 2>&1 | tee -a "$LOG"
 log "gpu sweep done (rc ${PIPESTATUS[0]})"
 
-# 5. rows per call and records/s per leaf_batch with the zero callback (32 games, 2 threads)
-timeout 120 "$PY" benchmarks/gpu_resnet.py --orig "$ORIG" "${ZERO[@]}" --json "$OUT/leaf_batch_zero.json" 2>&1 | tee -a "$LOG"
+# 5. the accelerator stand-in (sleep 1.3 ms + rows / 2.2 M s) at the GPU sweep's points: its
+#    records/s and busy fraction next to the real ResNet's tell whether the stand-in is faithful
+timeout "$T_SIM" "$PY" benchmarks/compare.py --mode simgpu --orig "$ORIG" "${SIM[@]}" 2>&1 | tee "$OUT/simgpu.txt" | tee -a "$LOG"
+log "stand-in done (rc ${PIPESTATUS[0]})"
+
+# 6. rows per call and records/s per leaf_batch with the zero callback (32 games, 2 threads)
+timeout 60 "$PY" benchmarks/gpu_resnet.py --orig "$ORIG" "${ZERO[@]}" --json "$OUT/leaf_batch_zero.json" 2>&1 | tee -a "$LOG"
 log "zero sweep done (rc ${PIPESTATUS[0]}); files: $(ls "$OUT" | tr '\n' ' ')"

@@ -203,6 +203,7 @@ class Runtime:
         self.pad = pad
         self.batch_size = batch_size
         self.user_batch = bool(user_batch)  # batch_size came from the user: a hard cap (firing.py)
+        self.pipelined_arenas = False  # arenas sized for an accelerator-like callback (_size_routes)
         self.cost = CallCost()  # the callbacks' recent calls (the firing regime)
         self._pipe: Pipe | None = None  # set while a pipelined window runs
         # Polls a helper makes on an empty ready ring before it sleeps.  A pipelined window keeps
@@ -414,13 +415,14 @@ class Runtime:
 
         ``fire_min``: the automatic batch of the CPU design (``batch_size``, never more than a
         route can ever hold in flight, unless padding) — the rows at which arenas close while the
-        callback is a CPU one (``firing.py``).  ``capacity``: the rows an arena can hold, which is
-        the largest batch a pipelined (accelerator-like) callback may be handed: every row a
-        route can have in flight, up to :data:`MAX_PIPELINE_ROWS` and :data:`MAX_ARENA_BYTES`
-        over the pool — or ``fire_min`` itself when the user set ``batch_size`` (a hard cap) or
-        ``pad``.  Enough arenas that a writer always finds a free one: every in-flight row in
-        arenas closed at ``fire_min``, plus four spare (the open arena, one being computed, one
-        queued behind it, one lent to a callback that kept it)."""
+        callback is a CPU one (``firing.py``).  ``capacity``: the rows an arena can hold —
+        ``fire_min``, until a callback turned out accelerator-like (``pipelined_arenas``); then
+        the largest batch it may be handed: every row a route can have in flight, up to
+        :data:`MAX_PIPELINE_ROWS` and :data:`MAX_ARENA_BYTES` over the pool (never past a
+        ``batch_size`` the user set, a hard cap, or with ``pad``).  Enough arenas that a writer
+        always finds a free one: every in-flight row in arenas closed at ``fire_min``, plus four
+        spare (the open arena, one being computed, one queued behind it, one lent to a callback
+        that kept it)."""
         self.n_routes = n_routes
         if self.search is not None:
             rows_per_route = self.G * self.max_rows  # one request per slot, any mix of players
@@ -429,12 +431,16 @@ class Runtime:
         self.rows_per_route = rows_per_route
         self.fire_min = self.batch_size if self.pad else max(1, min(self.batch_size, rows_per_route))
         self.n_arenas = math.ceil(rows_per_route / self.fire_min) + 4
+        self.capacity = self._pipelined_capacity() if self.pipelined_arenas else self.fire_min
+
+    def _pipelined_capacity(self) -> int:
+        """The arena capacity for an accelerator-like callback (see :meth:`_size_routes`)."""
         cap = self.fire_min
         if not self.pad and not self.user_batch:
-            big = min(rows_per_route, MAX_PIPELINE_ROWS)
-            if big > cap and n_routes * self.n_arenas * big * max(1, self.O) * 4 <= MAX_ARENA_BYTES:
+            big = min(self.rows_per_route, MAX_PIPELINE_ROWS)
+            if big > cap and self.n_routes * self.n_arenas * big * max(1, self.O) * 4 <= MAX_ARENA_BYTES:
                 cap = big
-        self.capacity = cap
+        return cap
 
     def _alloc_routes(self) -> None:
         R, NA, CAP = self.n_routes, self.n_arenas, self.capacity
@@ -815,6 +821,14 @@ class Runtime:
         if not self.cost.accelerator_like():
             self._set_targets()
             return self._loop(floor, fns, validate, tele, progress, base, carried, target)
+        if not self.pipelined_arenas:
+            # The callback turned out accelerator-like: arenas for its largest batches, once
+            # (between windows; an inference cache starts empty again, as on a change of routes).
+            self.pipelined_arenas = True
+            if self._pipelined_capacity() > self.capacity:
+                with self._helpers_out():
+                    self._size_routes(self.n_routes)
+                    self._alloc_routes()
         # Pipelined (firing.py): the callback runs on this (the caller's) thread, the loop below
         # on a scheduler thread that is also a worker.
         pipe = self._pipe = Pipe()

@@ -189,9 +189,10 @@ def test_pipelined_batches_are_larger():
     eng = _engine(n_games=32)
     eng.collect(32, slow)  # first window: inline, the calls are measured
     rt = eng._rt
-    assert rt.capacity == 64 > rt.fire_min == 16  # arenas sized for every row in flight
+    assert rt.capacity == rt.fire_min == 16  # the CPU design's arenas until then
     n0 = len(slow.rows)
     eng.collect(96, slow)
+    assert rt.capacity == 64 > rt.fire_min  # re-sized for every row in flight
     assert np.mean(slow.rows[n0:]) > rt.fire_min  # fires past the CPU design's batch
 
 
