@@ -44,6 +44,8 @@ from reinfors.jit import outputs as _outputs
 from reinfors.jit import records as _records
 from reinfors.jit import rings
 
+from . import schema as _schema
+
 __all__ = ["Runtime", "KernelError", "kernel_family"]
 
 
@@ -473,21 +475,14 @@ class Runtime:
 
     # -- state plumbing --------------------------------------------------------------------------
 
-    _ORDER = (
-        "params", "cfg", "fcfg", "weights", "learn", "ctl", "states", "srng", "sinfo", "act_agents", "root",
-        "legal", "preds", "iscr", "ep_ret", "arena_rows", "arena_ctl", "arena_done", "msg_seq", "msg_data",
-        "msg_pos", "r_meta", "r_f", "r_obs", "r_next_obs", "r_mask", "r_legal", "r_next_legal", "traj_idx",
-        "traj_cnt", "last_act", "tele", "pending", "episodes", "rdy_seq", "rdy_data", "rdy_pos", "fscr", "amounts",
-        "t_state", "t_ni", "t_child", "t_visits", "t_ef", "t_nv", "t_legal", "t_path", "t_rng", "t_list", "rq",
-        "r_tgt", "ftele", "cctl", "c_keys", "c_gen", "c_vals", "c_logk", "c_logi", "c_logv", "a_keys", "a_index",
-        "a_alias", "a_alias_n", "a_epoch", "gated", "gated_n", "rkeys", "rdedup", "sb_states", "sb_meta", "sb_rng",
-        "t_edges",
-    )  # fmt: skip
+    _ORDER = _schema.ORDER  # the address table's rows (reinfors/jit/engine_schema.py)
 
     def _build_E(self) -> None:
-        """The address table every kernel entry point receives (reinfors/jit/pointers.py):
-        ``E[i] = (address, dims...)`` of the i-th state array in ``_ORDER``.  The arrays stay
-        referenced by ``self._arrays``; the table is rebuilt after any reallocation."""
+        """The address table every kernel entry point receives (reinfors/jit/pointers.py): row
+        ``i = (address, dims...)`` of the i-th state array in ``_ORDER``, which the kernels read
+        by name (``E.t_ni``).  Every array is checked against the schema (dtype, ndim) when its
+        row is built.  The arrays stay referenced by ``self._arrays``; the table is rebuilt after
+        any reallocation."""
         table = np.zeros((len(self._ORDER), 5), np.int64)
         seen = getattr(self, "_E_rows", None) or {}
         rows = {}
@@ -497,8 +492,7 @@ class Runtime:
             if hit is not None and hit[0] is a and hit[1][1 : 1 + a.ndim] == a.shape:
                 row = hit[1]  # unchanged array: its address row (reading ctypes.data costs ~10 us)
             else:
-                if not a.flags.c_contiguous or a.ndim > 4:
-                    raise AssertionError(f"engine array {name} must be C-contiguous with ndim <= 4")
+                _schema.check_array(name, a)  # dtype, ndim and contiguity as the kernels read it
                 row = (a.ctypes.data, *a.shape)
             rows[name] = (a, row)
             table[i, : len(row)] = row
@@ -1019,17 +1013,9 @@ class Runtime:
 
     # -- snapshots (Engine.snapshot / Engine.restore) ---------------------------------------------
 
-    # The arrays that carry a slot's state from one collect window to the next.  Excluded: the
-    # engine constants (params, cfg, fcfg, weights, learn: rebuilt from the composition), the
-    # arena / message / ready rings and span tables (empty between windows; sized by batch_size),
-    # per-request scratch (preds, rq: written before they are read) and the search trees (a fresh
-    # tree per decision; between windows no search is under way).  Arrays named ``c_*`` (the
-    # inference cache) are never captured.
-    SNAPSHOT_ARRAYS = (
-        "states", "srng", "sinfo", "act_agents", "root", "legal", "iscr", "fscr", "amounts", "ep_ret",
-        "r_meta", "r_f", "r_obs", "r_next_obs", "r_mask", "r_legal", "r_next_legal", "r_tgt",
-        "traj_idx", "traj_cnt", "last_act", "tele", "ftele", "pending", "episodes", "sb_states", "sb_meta", "sb_rng",
-    )  # fmt: skip
+    # The arrays that carry a slot's state from one collect window to the next, in a snapshot
+    # blob's order (reinfors/jit/engine_schema.py says which and why).
+    SNAPSHOT_ARRAYS = _schema.SNAPSHOT_ARRAYS
     # ctl words that carry across windows (the others are per-window, or route geometry).
     SNAPSHOT_CTL = {"target": C.C_TARGET, "rec": C.C_REC, "episodes": C.C_EPISODES, "emitted": C.C_EMITTED}
     # Record-pool arrays: rows are records (their count may differ from engine to engine).
