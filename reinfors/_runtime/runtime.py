@@ -354,7 +354,7 @@ class Runtime:
         """The per-slot search trees (struct of arrays; tiny placeholders without search)."""
         N, A = self.N, self.A
         # Without search a slot's t_edges row is the model-free choices' legal-order scratch
-        # (games with LEGAL_RANKS: engine_slots.tmpl); the other tree arrays are placeholders.
+        # (games with LEGAL_RANKS: engine_slots.py); the other tree arrays are placeholders.
         G_order = G if search is None and self.gdef.legal_ranks and not self.gdef.simultaneous else 1
         if search is None:
             G = M = P = S = 1
@@ -370,14 +370,14 @@ class Runtime:
             t_visits=np.zeros((G, M, E_A), np.int64),  # edge visits
             t_ef=np.zeros((G, M, E_A, C.EF_RALL + (N if maxn else 0)), np.float64),  # prior, value sum, rewards
             # values, rewards, prob / pw, sigma (SelectiveExpectimax on simultaneous games: n_heads + 5);
-            # the last column: an outcome child's probability (search_chance.tmpl)
+            # the last column: an outcome child's probability (search_chance.py)
             t_nv=np.zeros((G, M, max(n_heads + 5, 2 * N + 1) + 1), np.float64),
             t_legal=np.zeros((G, M, E_A), np.uint8),  # legal masks (per agent when simultaneous)
             t_path=np.zeros((G, P, 2), np.int64),  # selection path (node, action)
             t_rng=np.zeros((G, 1), np.uint64),  # in-tree chance stream
             t_list=np.zeros((G, 4, M), np.int64),  # frontier (x2), new-node and batch lists
             # sequential games: each node's legal actions (in order; count in t_ni[..., TN_NLEG]; the
-            # trees below the root touch only legal edges: search_parts.tmpl); a placeholder when
+            # trees below the root touch only legal edges: search_parts.py); a placeholder when
             # simultaneous
             t_edges=np.zeros((max(G, G_order), M, 1 if self.gdef.simultaneous else A), np.int32),
         )

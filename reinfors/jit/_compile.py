@@ -69,9 +69,10 @@ BOUNDSCHECK = _flag("REINFORS_BOUNDSCHECK", False)
 
 
 def source_digest() -> str:
-    """Hex digest (16 chars) over every ``.py`` / ``.tmpl`` file under ``reinfors/jit`` (path + bytes)."""
+    """Hex digest (16 chars) over every ``.py`` file under ``reinfors/jit`` (path + bytes): the
+    package's kernels and the kernel parts the generated per-game modules concatenate."""
     h = hashlib.sha256()
-    for path in sorted([*_JIT_DIR.rglob("*.py"), *_JIT_DIR.rglob("*.tmpl")]):
+    for path in sorted(_JIT_DIR.rglob("*.py")):
         h.update(str(path.relative_to(_JIT_DIR)).encode())
         h.update(b"\0")
         h.update(path.read_bytes())

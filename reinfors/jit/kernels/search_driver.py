@@ -1,9 +1,83 @@
 
-# ---- body: reinfors/jit/search_driver.tmpl -------------------------------------------------
+# ---- body: reinfors/jit/kernels/search_driver.py -------------------------------------------------
 # The search entry points the engine kernels call: advance (``_search_step``), absorb predictions
 # (``_search_absorb``), decide and record (``_search_decide``), tail values and the episode flush.
 # FAM_TREE / FAM_MMX / FAM_SX and SIMUL are constants of the generated module (the kernel family):
 # the other policies' branches are pruned before typing, so their files need not be present.
+
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reinfors.jit import rng as _rng
+from reinfors.jit._compile import kernel
+from reinfors.jit.engine_codes import (
+    CFG_A,
+    CFG_ACTBY,
+    CFG_CHOOSE,
+    CFG_HEADS,
+    CFG_LEAFB,
+    CFG_LEARNER,
+    CFG_MAXN,
+    CFG_N,
+    CFG_O,
+    CFG_POLICY,
+    CFG_TEMPDROP,
+    EF_VSUM,
+    F_BOOTSTRAP_P,
+    F_GAMMA,
+    F_OW,
+    F_TEMP,
+    LEARNER_AZ,
+    POLICY_AZ,
+    POLICY_MCTS,
+    POLICY_MINIMAX,
+    POLICY_SELEXP,
+    RF_RAW,
+    RF_WEIGHT,
+    RF_Z,
+    RM_ACTION,
+    RM_FLAGS,
+    RM_NTGT,
+    SI_CAPS,
+    SI_CHOICE,
+    SI_EPLEN,
+    SI_EXPS,
+    SI_LEAVES,
+    SI_LEVEL,
+    SI_MAXD,
+    SI_NTAIL,
+    SI_ROUNDS,
+    SI_SEARCH,
+    SI_SIMS,
+    SI_STATUS,
+    SI_TAILKIND,
+    SI_TERMS,
+    ST_EMIT,
+    ST_PARK,
+    TL_DEPTHCAP,
+    TL_EXPANSIONS,
+    TL_LEAVES,
+    TL_MAXDEPTH,
+    TL_ROUNDS,
+    TL_SEARCHES,
+    TL_TERMSIMS,
+    TN_MOVER,
+    TN_NLEG,
+)
+from reinfors.jit.policies import search as _sp
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import FAM_MMX, FAM_SX, FAM_TREE, LB_ON, SIMUL, G_legal
+    from reinfors.jit.kernels.engine_records import _emit, _new_decision_record, _store_visit_targets, _unpack
+    from reinfors.jit.kernels.search_decoupled import _sim_decide
+    from reinfors.jit.kernels.search_minimax import _edge_value, _mmx_absorb, _mmx_finish, _mmx_run
+    from reinfors.jit.kernels.search_parts import _I0, _I1, _IM1, _masked_max_q, _tree_begin
+    from reinfors.jit.kernels.search_puct import _az_absorb, _lb_absorb, _mcts_absorb, _mcts_run
+    from reinfors.jit.kernels.search_selexp import _sx_absorb, _sx_act, _sx_run
+    from reinfors.jit.kernels.search_sxsim import _sxs_absorb, _sxs_step
+# -- end of bound names (scripts/kernel_part_imports.py) --
 
 
 @kernel(inline="always")
@@ -141,9 +215,9 @@ def _search_step(AT, g):
     """Advance the slot's search (starting it if needed): -1 while it waits for rows, else the
     decision is made and this returns the acting agents to step the tick with (0: parked)."""
     E = _unpack(AT)
-    cfg, sinfo = E.cfg, E.sinfo
+    sinfo = E.sinfo
     if FAM_SX and SIMUL:
-        return _sxs_step(AT, g)  # one search per acting agent (search_sxsim.tmpl)
+        return _sxs_step(AT, g)  # one search per acting agent (search_sxsim.py)
     if sinfo[g, SI_SEARCH] == 0:
         _tree_begin(AT, g)
     # FAM_MMX / FAM_SX are constants of the generated module (the kernel family): the other
@@ -174,7 +248,7 @@ def _search_absorb(AT, g):
     elif FAM_SX:
         _sx_absorb(AT, g)
     elif FAM_TREE and LB_ON:
-        _lb_absorb(AT, g)  # leaf batching (search_puct.tmpl)
+        _lb_absorb(AT, g)  # leaf batching (search_puct.py)
     elif policy == POLICY_MCTS:
         _mcts_absorb(AT, g)
     else:

@@ -1,41 +1,84 @@
 
-# ---- body: reinfors/jit/engine_records.tmpl---------------------------------------------------
+# ---- body: reinfors/jit/kernels/engine_records.py---------------------------------------------------
 # The collection runtime's kernels for one game (appended to the game kernels above, so the
 # game's rules are bound statically).  Worker threads run ``work`` (nogil): it claims ready
 # slots from the lock-free ready ring and advances each one until it blocks on inference or
 # parks at the window target.  The scheduler drains metadata messages (``drain``), seals and
 # fires arenas, and routes predictions back by position (``route``), all in single njit calls.
 #
-# The engine kernels are four files concatenated in this order: engine_records.tmpl (this one:
-# imports, the ``E`` layout, the record pool and the learners' flushes), engine_slots.tmpl (slot
-# phases and the worker loop), engine_routing.tmpl (arenas, fires, routing) and, for the
-# ``+cache`` families only, engine_cache.tmpl (the inference cache).
+# The engine kernels are four files concatenated in this order: engine_records.py (this one:
+# imports, the ``E`` layout, the record pool and the learners' flushes), engine_slots.py (slot
+# phases and the worker loop), engine_routing.py (arenas, fires, routing) and, for the
+# ``+cache`` families only, engine_cache.py (the inference cache).
 #
 # Engine state is the address table ``E`` of preallocated arrays (reinfors/jit/engine_schema.py
 # names them; reinfors/_runtime/runtime.py allocates them); the column constants of the arrays
 # live in reinfors/jit/engine_codes.py.
 
-from reinfors.jit import arena as _arena
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
 from reinfors.jit import atomics as _atomics
 from reinfors.jit import engine_schema as _engine_schema
-
-from reinfors.jit import rings as _rings
-from reinfors.jit.pointers import table_unpacker as _table_unpacker
+from reinfors.jit import rng as _rng
+from reinfors.jit._compile import kernel
 from reinfors.jit.engine_codes import (
-    CC_ALIASES, CC_APPLIED, CC_DEMOTED, CC_DROPPED, CC_GEN, CC_LOGN, CC_PIN, CC_VIEW, CFG_ALIASES, CFG_CACHE,
-    MSG_ALIAS, MSG_HIT, SI_SEARCH, SI_VIEW, TL_ALIASES, TL_HITS, TL_LOOKUPS,
-    C_ABORT, C_ROUTE_HITS, C_EMITTED, C_EPISODES, C_ERROR, C_FULL, C_INFLIGHT, C_PARKED, C_REC, C_REC_CAP, C_ROUTE_CUR,
-    C_STOP, C_TARGET, CFG_A, CFG_ARENAS, CFG_CAP, CFG_CHANCE, CFG_G, CFG_HORIZON, CFG_HEADS,
-    CFG_LEARNER, CFG_N, CFG_NSTEP, CFG_O, CFG_POLICY, CFG_ROUTES, ERR_NO_ARENA, ERR_REC_OVERFLOW, ERR_SPAN_OVERFLOW,
-    ERR_TRAJ_OVERFLOW, F_BOOTSTRAP_P, F_EPSILON, F_GAMMA, F_LAM, F_OW, LEARNER_AZ, LEARNER_DQN, LEARNER_PPO,
-    LEARNER_TS, POLICY_AZ, C_FIREGEN, C_WGEN, RM_GEN, RM_NTGT, RF_WEIGHT, SI_GEN,
-    MSG_COMPLETED, MSG_EMITTED, MSG_W, POLICY_EGQ, POLICY_SELEXP, RF_ADV, RF_DISCOUNT, RF_LOGP, RF_RAW, RF_RET,
-    RF_REWARD, RF_VALUE, RM_ACTION, RM_FLAGS, RM_LEVEL, RM_PLAYER, RM_SEQ, RM_SLOT, SI_EPLEN,
-    SI_HEAD, SI_LEVEL, SI_NACT, SI_NTAIL, SI_OBSERVED, SI_ROWS, SI_SEQ, SI_STATUS, SI_TAILKIND,
-    SI_WINREC, ST_EMIT, ST_PARK, ST_RESUME, ST_TAIL, ST_WAIT, TL_DECISIONS, TL_REQUESTED, TL_TAIL,
-    CFG_SB, F_PFRESH, SB_SEEDED, SB_SEEN, SB_STORED,
+    C_EMITTED,
+    C_ERROR,
+    C_REC,
+    C_REC_CAP,
+    CFG_A,
+    CFG_CHANCE,
+    CFG_HEADS,
+    CFG_HORIZON,
+    CFG_N,
+    CFG_NSTEP,
+    CFG_O,
+    CFG_POLICY,
+    CFG_SB,
+    ERR_REC_OVERFLOW,
+    ERR_TRAJ_OVERFLOW,
+    F_BOOTSTRAP_P,
+    F_GAMMA,
+    F_LAM,
+    F_PFRESH,
+    POLICY_EGQ,
+    POLICY_SELEXP,
+    RF_ADV,
+    RF_DISCOUNT,
+    RF_RAW,
+    RF_RET,
+    RF_REWARD,
+    RF_VALUE,
+    RF_WEIGHT,
+    RM_FLAGS,
+    RM_GEN,
+    RM_LEVEL,
+    RM_NTGT,
+    RM_PLAYER,
+    RM_SEQ,
+    RM_SLOT,
+    SB_SEEDED,
+    SB_SEEN,
+    SB_STORED,
+    SI_EPLEN,
+    SI_GEN,
+    SI_HEAD,
+    SI_LEVEL,
+    SI_SEQ,
+    SI_WINREC,
+    ST_TAIL,
+    ST_WAIT,
 )
-from reinfors.jit.policies import modelfree as _mf
+from reinfors.jit.pointers import table_unpacker as _table_unpacker
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import LEGAL_RANKED, SB_ON, G_active, G_legal
+    from reinfors.jit.kernels.game_kernels import reset
+# -- end of bound names (scripts/kernel_part_imports.py) --
+
 
 W_IDLE = 0  # work(): the ready ring stayed empty
 W_FULL = 1  # work(): an arena closed full (the scheduler should fire it)

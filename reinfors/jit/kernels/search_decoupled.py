@@ -1,5 +1,5 @@
 
-# ---- body: reinfors/jit/search_decoupled.tmpl ----------------------------------------------
+# ---- body: reinfors/jit/kernels/search_decoupled.py ----------------------------------------------
 # Simultaneous games (Snake): decoupled AlphaZero / Mcts trees with explicit chance modes.
 # Every node keeps one statistics table per agent (index ``p * A + a`` of the per-action arrays);
 # acting agents select independently (PUCT / UCT on their own table) and the joint action keys a
@@ -8,6 +8,87 @@
 # AlwaysResample on a game with chance re-steps every edge on each descent (open loop: the
 # statistics are shared across the sampled outcomes); Committed(k) freezes k outcomes per joint
 # edge (drawn when first reached) and successive traversals of the node cycle through them.
+
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reinfors.jit import atomics as _atomics
+from reinfors.jit import rng as _rng
+from reinfors.jit._compile import kernel
+from reinfors.jit.engine_codes import (
+    C_ERROR,
+    CFG_A,
+    CFG_ACTBY,
+    CFG_CHOOSE,
+    CFG_EXPAND,
+    CFG_LEARNER,
+    CFG_MAXDEPTH,
+    CFG_N,
+    CFG_O,
+    CFG_POLICY,
+    CFG_RESAMPLE,
+    CFG_SAMPLES,
+    CFG_TEMPDROP,
+    EF_PRIOR,
+    EF_VSUM,
+    ERR_TREE_OVERFLOW,
+    F_CPUCT,
+    F_GAMMA,
+    F_TEMP,
+    LEARNER_AZ,
+    POLICY_AZ,
+    RF_WEIGHT,
+    RM_ACTION,
+    RM_FLAGS,
+    SI_CHOICE,
+    SI_EPLEN,
+    SI_FAN0,
+    SI_FANCODE,
+    SI_FANN,
+    SI_LEAF,
+    SI_MAXD,
+    SI_NACT,
+    SI_NNODES,
+    SI_PLEN,
+    SI_ROWS,
+    SI_SEARCH,
+    SI_STATUS,
+    ST_PARK,
+    TN_ALIVE,
+    TN_DEPTH,
+    TN_EVAL,
+    TN_FIRST,
+    TN_JOINT,
+    TN_NEXT,
+    TN_TERM,
+    TN_TOTAL,
+)
+from reinfors.jit.policies import search as _sp
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import G_apply_chance, G_chance_outcomes, G_chance_pending, G_tree_copy
+    from reinfors.jit.kernels.engine_records import _new_decision_record, _store_visit_targets, _unpack
+    from reinfors.jit.kernels.game_kernels import apply_step, resolve_chance, step_rules, weigh
+    from reinfors.jit.kernels.search_driver import _search_telemetry
+    from reinfors.jit.kernels.search_parts import (
+        _FALSE,
+        _I0,
+        _I1,
+        _IM1,
+        _SR_DEPTHCAP,
+        _SR_EVAL,
+        _SR_FAN,
+        _SR_TERMINAL,
+        _az_prior,
+        _fscr_off,
+        _masked_max_q,
+        _node_setup,
+        _node_state_info,
+        _select,
+    )
+# -- end of bound names (scripts/kernel_part_imports.py) --
 
 
 @kernel
@@ -196,9 +277,9 @@ def _sim_backprop(AT, g, terminal):
     terminal leaf, else the leaf's evaluated / cached per-agent values); each acting agent's
     table at a node is credited with its own component for the action it took."""
     E = _unpack(AT)
-    cfg, fcfg, sinfo = E.cfg, E.fcfg, E.sinfo
-    t_ni, t_visits, t_ef, t_nv, t_path = E.t_ni, E.t_visits, E.t_ef, E.t_nv, E.t_path
-    N, A = cfg[CFG_N], cfg[CFG_A]
+    cfg, sinfo = E.cfg, E.sinfo
+    t_nv = E.t_nv
+    N = cfg[CFG_N]
     off = _fscr_off(E)
     gv = E.fscr[g, off : off + N]
     leaf = sinfo[g, SI_LEAF]
@@ -273,7 +354,7 @@ def _sim_absorb(AT, g):
     """Rows of every agent acting at the leaf: AlphaZero sets that agent's prior (root: mixed with
     Dirichlet noise, agents in row order) and value; Mcts its masked max head-mean Q."""
     E = _unpack(AT)
-    cfg, fcfg, srng, sinfo, preds = E.cfg, E.fcfg, E.srng, E.sinfo, E.preds
+    cfg, sinfo, preds = E.cfg, E.sinfo, E.preds
     t_ni, t_ef, t_nv, t_legal, rq = E.t_ni, E.t_ef, E.t_nv, E.t_legal, E.rq
     A, N = cfg[CFG_A], cfg[CFG_N]
     az = cfg[CFG_POLICY] == POLICY_AZ

@@ -1,5 +1,5 @@
 
-# ---- body: reinfors/jit/search_parts.tmpl ------------------------------------------------------
+# ---- body: reinfors/jit/kernels/search_parts.py ------------------------------------------------------
 # Tree search inside the engine.  The "tree" (AlphaZero / Mcts), "minimax" and "selexp" kernel
 # families each concatenate this file, their policy's files and the driver (the header constants
 # FAM_TREE / FAM_MMX / FAM_SX prune the other policies' branches before typing).  Each slot owns
@@ -17,20 +17,78 @@
 # (docs/original-0.4.0/engine-search.md).  Simultaneous games (Snake) use decoupled AlphaZero /
 # Mcts trees with explicit chance modes; the original's were not probed.
 
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reinfors.jit import atomics as _atomics
+from reinfors.jit import rng as _rng
+from reinfors.jit._compile import kernel
 from reinfors.jit.engine_codes import (
-    CFG_ACTBY, CFG_CHOOSE, CFG_DEPTH, CFG_INTERIOR, CFG_MAXDEPTH, CFG_MAXN, CFG_NOISE, CFG_SIMS, CFG_TEMPDROP, CFG_TOPK,
-    EF_PRIOR, EF_RALL, EF_REW, EF_VSUM, ERR_TREE_OVERFLOW, F_CPUCT, F_NOISE_ALPHA, F_NOISE_EPS, F_TEMP,
-    CFG_BUDGET, CFG_OPP, F_BETA, F_OPP_F, F_OPP_T, FT_DISAGREE, FT_SEARCH_SIGMA, FT_SIGMA, SI_NBATCH, SI_NOPP, TN_OPP,
-    POLICY_MCTS, POLICY_MINIMAX, RF_WEIGHT, RF_Z, SI_CAPS, SI_CHOICE, SI_EXPS, SI_FBUF, SI_LEAF, SI_LEAVES, SI_MAXD,
-    SI_NFRONT, SI_NNEW, SI_NNODES, SI_PLEN, SI_ROUNDS, SI_SEARCH, SI_SIMS, SI_TERMS, TL_DEPTHCAP, TL_EXPANSIONS,
-    TL_EXTRA, TL_LEAVES, TL_MAXDEPTH, TL_ROUNDS, TL_SEARCHES, TL_TERMSIMS, TN_DEPTH, TN_EVAL, TN_EXP, TN_FULL,
-    TN_MOVER, TN_TERM, TN_TOTAL, TN_ALIVE, TN_FIRST, TN_JOINT, TN_NEXT, CFG_RESAMPLE, CFG_SAMPLES, CFG_SIMUL,
-    CFG_EXPAND, SI_FAN0, SI_FANCODE, SI_FANN,
+    C_ERROR,
+    CFG_A,
+    CFG_CHANCE,
+    CFG_HEADS,
+    CFG_MAXN,
+    CFG_N,
+    CFG_NOISE,
+    CFG_POLICY,
+    EF_PRIOR,
+    EF_RALL,
+    EF_REW,
+    EF_VSUM,
+    ERR_TREE_OVERFLOW,
+    F_GAMMA,
+    F_NOISE_ALPHA,
+    F_NOISE_EPS,
+    FT_SEARCH_SIGMA,
+    MSG_W,
+    POLICY_SELEXP,
+    SI_CAPS,
+    SI_EXPS,
+    SI_FANN,
+    SI_FBUF,
+    SI_LEAF,
+    SI_LEAVES,
+    SI_MAXD,
+    SI_NFRONT,
+    SI_NNEW,
+    SI_NNODES,
+    SI_PLEN,
+    SI_ROUNDS,
+    SI_SEARCH,
+    SI_SIMS,
+    SI_TERMS,
+    TN_ALIVE,
+    TN_DEPTH,
+    TN_FIRST,
+    TN_MOVER,
+    TN_NEXT,
+    TN_NLEG,
+    TN_TERM,
+    TN_TOTAL,
 )
-from reinfors.jit.engine_codes import TN_NOUT  # chance nodes: see search_chance.tmpl
-from reinfors.jit.engine_codes import TN_NLEG  # edge lists: see _node_state_info
-from reinfors.jit.engine_codes import CFG_LEAFB, F_VLOSS  # leaf batching: see search_puct.tmpl
+from reinfors.jit.games._contract import DONE, HORIZON, RUNNING
 from reinfors.jit.policies import search as _sp
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import (
+        CHANCE_IN_STEP,
+        FAM_MMX,
+        FAM_SX,
+        FAM_TREE,
+        LEGAL_LIST,
+        LEGAL_RANKED,
+        SIMUL,
+        G_encode,
+        G_legal_list,
+        G_tree_copy,
+    )
+    from reinfors.jit.kernels.engine_records import _unpack
+    from reinfors.jit.kernels.game_kernels import active_agents, apply_step, legal_mask, weigh
+# -- end of bound names (scripts/kernel_part_imports.py) --
+
 
 _SR_EVAL = 0  # select_expand: the leaf needs inference rows
 _SR_TERMINAL = 1  # ... reached a terminal state
@@ -49,13 +107,13 @@ _FALSE = np.bool_(False)
 # and decoupled): node setup, edge stepping, tree start, the PUCT / UCT selection rule, the
 # negamax and maxn backups, AlphaZero's prior and the masked Q maximum.  Every search family
 # concatenates this file; each policy's rounds live in a file of their own (codegen._TEMPLATES):
-#   search_puct.tmpl        AlphaZero / Mcts on sequential games
-#   search_decoupled.tmpl   AlphaZero / Mcts on simultaneous games (decoupled selection)
-#   search_minimax.tmpl     Minimax (full-width negamax / expectiminimax)
-#   search_selexp.tmpl      SelectiveExpectimax on sequential games
-#   search_sxsim.tmpl       SelectiveExpectimax on simultaneous games
-#   search_chance.tmpl      in-step chance nodes of the sequential trees
-#   search_driver.tmpl      the decision, the step / absorb entry points and the episode flush
+#   search_puct.py        AlphaZero / Mcts on sequential games
+#   search_decoupled.py   AlphaZero / Mcts on simultaneous games (decoupled selection)
+#   search_minimax.py     Minimax (full-width negamax / expectiminimax)
+#   search_selexp.py      SelectiveExpectimax on sequential games
+#   search_sxsim.py       SelectiveExpectimax on simultaneous games
+#   search_chance.py      in-step chance nodes of the sequential trees
+#   search_driver.py      the decision, the step / absorb entry points and the episode flush
 
 
 @kernel(inline="always")
@@ -91,9 +149,9 @@ def _node_setup(AT, g, c, depth, parent_mover):
     mover, legal mask and edge list; no children, no statistics (a sparse node initialises only
     its legal edges: ``_node_state_info``)."""
     E = _unpack(AT)
-    params, cfg = E.params, E.cfg
-    t_state, t_ni, t_child, t_visits, t_ef, t_nv, t_legal = E.t_state, E.t_ni, E.t_child, E.t_visits, E.t_ef, E.t_nv, E.t_legal
-    N, A = cfg[CFG_N], cfg[CFG_A]
+    cfg = E.cfg
+    t_ni, t_child, t_visits, t_ef, t_nv = E.t_ni, E.t_child, E.t_visits, E.t_ef, E.t_nv
+    A = cfg[CFG_A]
     ni = t_ni[g, c]
     for k in range(ni.shape[0]):
         ni[k] = 0

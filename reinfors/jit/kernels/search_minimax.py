@@ -1,8 +1,58 @@
 
-# ---- body: reinfors/jit/search_minimax.tmpl ------------------------------------------------
+# ---- body: reinfors/jit/kernels/search_minimax.py ------------------------------------------------
 # Minimax: full-width negamax (expectiminimax with in-step chance), one inference round per depth
 # level, frontier leaves scored for their own mover; also the edge values and the interior
 # targets SelectiveExpectimax shares (the selexp family concatenates this file too).
+
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reinfors.jit import rng as _rng
+from reinfors.jit._compile import kernel
+from reinfors.jit.engine_codes import (
+    CFG_A,
+    CFG_DEPTH,
+    CFG_EXPAND,
+    CFG_HEADS,
+    CFG_INTERIOR,
+    CFG_POLICY,
+    CFG_TOPK,
+    EF_PRIOR,
+    EF_REW,
+    F_BOOTSTRAP_P,
+    F_GAMMA,
+    POLICY_SELEXP,
+    RF_RAW,
+    RF_Z,
+    RM_ACTION,
+    RM_FLAGS,
+    SI_EXPS,
+    SI_FBUF,
+    SI_LEAVES,
+    SI_LEVEL,
+    SI_MAXD,
+    SI_NFRONT,
+    SI_NNEW,
+    SI_NNODES,
+    SI_ROUNDS,
+    TN_DEPTH,
+    TN_EXP,
+    TN_FULL,
+    TN_MOVER,
+    TN_NOUT,
+    TN_TERM,
+)
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import CHANCE_IN_STEP, FAM_SX, G_encode
+    from reinfors.jit.kernels.engine_records import _ST_WAIT, _emit, _new_record, _unpack
+    from reinfors.jit.kernels.engine_slots import _request
+    from reinfors.jit.kernels.search_chance import _chance_value, _committed_mean, _new_edge
+    from reinfors.jit.kernels.search_parts import _I0, _TRUE, _fscr_off
+    from reinfors.jit.kernels.search_selexp import _sx_branch
+# -- end of bound names (scripts/kernel_part_imports.py) --
 
 
 @kernel
@@ -90,7 +140,7 @@ def _mmx_absorb(AT, g):
     with a beam also keep the head-mean Q row (the next round's move ordering)."""
     E = _unpack(AT)
     cfg, sinfo, preds = E.cfg, E.sinfo, E.preds
-    t_ni, t_ef, t_nv, t_legal, t_list = E.t_ni, E.t_ef, E.t_nv, E.t_legal, E.t_list
+    t_ef, t_nv, t_legal, t_list = E.t_ef, E.t_nv, E.t_legal, E.t_list
     A, H = cfg[CFG_A], cfg[CFG_HEADS]
     top_k = cfg[CFG_TOPK]
     for i in range(sinfo[g, SI_NNEW]):

@@ -1,10 +1,10 @@
 
-# ---- body: reinfors/jit/search_puct.tmpl ---------------------------------------------------
+# ---- body: reinfors/jit/kernels/search_puct.py ---------------------------------------------------
 # AlphaZero (PUCT; the root is evaluated as simulation 1, root Dirichlet noise from the slot
 # stream, negamax or maxn backup) and Mcts (UCT; the root is not evaluated; leaves scored by the
 # masked max of the head-mean Q row) on sequential games: one simulation per round, the leaf row
 # requested through the arena, absorbed and backed up when it returns.  Simultaneous games branch
-# to the decoupled tree (search_decoupled.tmpl) on the module constant SIMUL.
+# to the decoupled tree (search_decoupled.py) on the module constant SIMUL.
 #
 # Leaf batching (cfg[CFG_LEAFB] = leaf_batch > 1, a runtime value; compiled only into modules
 # generated with LB_ON): a round selects up to k
@@ -18,6 +18,83 @@
 # from the value its first selection stored.  Terminal and depth-capped selections are backed up
 # at once.  The first evaluation of the root is a round of its own (every selection would stop
 # there).  docs/leaf-batching.md.
+
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reinfors.jit._compile import kernel
+from reinfors.jit.engine_codes import (
+    CFG_A,
+    CFG_EXPAND,
+    CFG_LEAFB,
+    CFG_MAXDEPTH,
+    CFG_MAXN,
+    CFG_N,
+    CFG_POLICY,
+    CFG_SAMPLES,
+    CFG_SIMS,
+    EF_VSUM,
+    F_CPUCT,
+    F_VLOSS,
+    POLICY_AZ,
+    POLICY_MCTS,
+    SI_CAPS,
+    SI_FAN0,
+    SI_FANCODE,
+    SI_FANN,
+    SI_LEAF,
+    SI_MAXD,
+    SI_NACT,
+    SI_NBATCH,
+    SI_NNODES,
+    SI_PLEN,
+    SI_ROUNDS,
+    SI_ROWS,
+    SI_SIMS,
+    SI_TERMS,
+    TL_EXTRA,
+    TN_ALIVE,
+    TN_DEPTH,
+    TN_EVAL,
+    TN_JOINT,
+    TN_MOVER,
+    TN_NOUT,
+    TN_TERM,
+    TN_TOTAL,
+)
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import CHANCE_IN_STEP, LB_ON, SIMUL
+    from reinfors.jit.kernels.engine_records import _ST_WAIT, _unpack
+    from reinfors.jit.kernels.engine_slots import _request
+    from reinfors.jit.kernels.search_chance import (
+        _chance_pick,
+        _new_edge,
+        _resample_pick,
+        _seq_fan_absorb,
+        _seq_fan_backup,
+        _seq_fan_request,
+    )
+    from reinfors.jit.kernels.search_decoupled import _sim_absorb, _sim_backprop, _sim_fan_backup, _sim_select_expand
+    from reinfors.jit.kernels.search_parts import (
+        _FALSE,
+        _I0,
+        _I1,
+        _IM1,
+        _SR_DEPTHCAP,
+        _SR_EVAL,
+        _SR_FAN,
+        _SR_TERMINAL,
+        _TRUE,
+        _az_prior_node,
+        _backprop,
+        _backprop_maxn,
+        _masked_max_q_node,
+        _select,
+    )
+# -- end of bound names (scripts/kernel_part_imports.py) --
 
 
 @kernel
@@ -193,8 +270,8 @@ def _az_absorb(AT, g):
     """AlphaZero: the leaf's prior = softmax of its mover's logits over legal actions (root:
     mixed with Dirichlet noise drawn from the slot stream); back up the value(s)."""
     E = _unpack(AT)
-    cfg, fcfg, srng, sinfo, preds = E.cfg, E.fcfg, E.srng, E.sinfo, E.preds
-    t_ni, t_ef, t_nv, t_legal = E.t_ni, E.t_ef, E.t_nv, E.t_legal
+    cfg, sinfo, preds = E.cfg, E.sinfo, E.preds
+    t_ni, t_nv = E.t_ni, E.t_nv
     A, N = cfg[CFG_A], cfg[CFG_N]
     if SIMUL:
         _sim_absorb(AT, g)
@@ -221,7 +298,7 @@ def _mcts_absorb(AT, g):
     """Mcts: the leaf's value = masked max over its mover's legal actions of the head-mean Q."""
     E = _unpack(AT)
     sinfo, preds = E.sinfo, E.preds
-    t_ni, t_legal = E.t_ni, E.t_legal
+    t_ni = E.t_ni
     if SIMUL:
         _sim_absorb(AT, g)
         return

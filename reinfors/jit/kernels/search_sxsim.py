@@ -1,5 +1,5 @@
 
-# ---- body: reinfors/jit/search_sxsim.tmpl -----------------------------------------------------
+# ---- body: reinfors/jit/kernels/search_sxsim.py -----------------------------------------------------
 # SelectiveExpectimax on simultaneous games (Snake), as reinfors 0.4.0: every acting agent runs
 # its own best-first search per tick (agents in active order, one after the other in the same
 # task), then the joint action is stepped.  In the searcher's tree every expanded node is a max
@@ -32,10 +32,91 @@
 # ``H + 1`` sigma, ``H + 2`` branch weight, ``H + 3`` branch reward (the searcher's), ``H + 4``
 # the fixed factor of a deferred (Distributional) weight.  Distributional co-mover
 # probabilities of a node live in ``t_ef[g, node, q * A + a, EF_PRIOR]``.
-
-from reinfors.jit.engine_codes import SI_SXJ, TN_SIZE
-
 # sinfo counters of one search, kept in its partition's last t_ni row while it waits for its turn
+
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reinfors.jit import atomics as _atomics
+from reinfors.jit import rng as _rng
+from reinfors.jit._compile import kernel
+from reinfors.jit.engine_codes import (
+    C_ERROR,
+    CFG_A,
+    CFG_BUDGET,
+    CFG_CHANCE,
+    CFG_EXPAND,
+    CFG_HEADS,
+    CFG_INTERIOR,
+    CFG_MAXDEPTH,
+    CFG_N,
+    CFG_O,
+    CFG_OPP,
+    CFG_SAMPLES,
+    CFG_TOPK,
+    EF_PRIOR,
+    ERR_TREE_OVERFLOW,
+    F_BOOTSTRAP_P,
+    F_EPSILON,
+    F_GAMMA,
+    F_OPP_F,
+    F_OPP_T,
+    FT_DISAGREE,
+    FT_SEARCH_SIGMA,
+    FT_SIGMA,
+    RF_RAW,
+    RF_WEIGHT,
+    RF_Z,
+    RM_ACTION,
+    RM_FLAGS,
+    SI_CAPS,
+    SI_EXPS,
+    SI_FANN,
+    SI_FBUF,
+    SI_HEAD,
+    SI_LEAVES,
+    SI_LEVEL,
+    SI_MAXD,
+    SI_NACT,
+    SI_NBATCH,
+    SI_NFRONT,
+    SI_NNEW,
+    SI_NNODES,
+    SI_NOPP,
+    SI_PLEN,
+    SI_ROUNDS,
+    SI_SEARCH,
+    SI_SIMS,
+    SI_SXJ,
+    SI_TERMS,
+    TN_ALIVE,
+    TN_DEPTH,
+    TN_EXP,
+    TN_FIRST,
+    TN_FULL,
+    TN_JOINT,
+    TN_MOVER,
+    TN_NEXT,
+    TN_OPP,
+    TN_SIZE,
+    TN_TERM,
+)
+from reinfors.jit.games._contract import HORIZON
+from reinfors.jit.policies import modelfree as _mf
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import G_apply_chance, G_chance_outcomes, G_chance_pending, G_encode, G_tree_copy
+    from reinfors.jit.kernels.engine_records import _ST_WAIT, _emit, _new_decision_record, _new_record, _unpack
+    from reinfors.jit.kernels.engine_slots import _request
+    from reinfors.jit.kernels.game_kernels import step_rules, weigh
+    from reinfors.jit.kernels.search_driver import _search_telemetry
+    from reinfors.jit.kernels.search_parts import _I0, _I1, _IM1, _TREE_SEED, _fscr_off, _node_setup
+    from reinfors.jit.kernels.search_selexp import _sx_sort_frontier
+# -- end of bound names (scripts/kernel_part_imports.py) --
+
+
 _SXS_CTX = (SI_SIMS, SI_PLEN, SI_MAXD, SI_TERMS, SI_CAPS, SI_LEAVES, SI_ROUNDS, SI_EXPS, SI_NNEW, SI_FBUF,
             SI_FANN, SI_NNODES, SI_NFRONT)  # fmt: skip
 _SXS_DONE = TN_SIZE - 1  # ... and in that row's last word: 1 once the search is out of rounds

@@ -1,8 +1,97 @@
 
-# ---- body: reinfors/jit/engine_slots.tmpl --------------------------------------------------
+# ---- body: reinfors/jit/kernels/engine_slots.py --------------------------------------------------
 # Slot phases, run by the worker threads inside ``work`` (nogil): observe, request rows, resume
 # with predictions, act and step (``_finish_tick``), episode ends and window tails, parking at the
 # window target; plus the scheduler's slot kernels (start, unpark, ready queue, progress wait).
+
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reinfors.jit import atomics as _atomics
+from reinfors.jit import rings as _rings
+from reinfors.jit import rng as _rng
+from reinfors.jit._compile import kernel
+from reinfors.jit.engine_codes import (
+    C_ABORT,
+    C_EPISODES,
+    C_ERROR,
+    C_FULL,
+    C_INFLIGHT,
+    C_PARKED,
+    C_STOP,
+    C_TARGET,
+    CC_PIN,
+    CFG_A,
+    CFG_G,
+    CFG_LEARNER,
+    CFG_N,
+    CFG_O,
+    CFG_POLICY,
+    CFG_ROUTES,
+    CFG_SB,
+    ERR_REC_OVERFLOW,
+    F_EPSILON,
+    F_OW,
+    LEARNER_AZ,
+    LEARNER_DQN,
+    LEARNER_PPO,
+    MSG_COMPLETED,
+    MSG_W,
+    POLICY_EGQ,
+    RF_LOGP,
+    RF_RAW,
+    RF_VALUE,
+    RM_ACTION,
+    SB_SEEDED,
+    SI_EPLEN,
+    SI_HEAD,
+    SI_LEVEL,
+    SI_NACT,
+    SI_NTAIL,
+    SI_OBSERVED,
+    SI_ROWS,
+    SI_SEARCH,
+    SI_STATUS,
+    SI_TAILKIND,
+    SI_VIEW,
+    SI_WINREC,
+    ST_EMIT,
+    ST_PARK,
+    ST_RESUME,
+    TL_DECISIONS,
+    TL_REQUESTED,
+    TL_TAIL,
+)
+from reinfors.jit.policies import modelfree as _mf
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import CACHE_ON, FAM_MODELFREE, LEGAL_RANKED, SB_ON, SIMUL, G_active, G_encode
+    from reinfors.jit.kernels.engine_cache import _pin_view, _request_cached
+    from reinfors.jit.kernels.engine_records import (
+        _B_FALSE,
+        _ONE,
+        _ST_TAIL,
+        _ST_WAIT,
+        _ZERO,
+        RK_LOCAL,
+        TAIL_TRUNC,
+        TAIL_WINDOW,
+        W_FULL,
+        W_IDLE,
+        W_STOP,
+        _dqn_flush,
+        _episode_reset,
+        _new_decision_record,
+        _ppo_flush,
+        _sb_observe,
+        _unpack,
+    )
+    from reinfors.jit.kernels.engine_routing import _place_run
+    from reinfors.jit.kernels.game_kernels import active_agents, apply_step, legal_mask, weigh
+    from reinfors.jit.kernels.search_driver import _search_absorb, _search_flush, _search_step, _tail_value
+# -- end of bound names (scripts/kernel_part_imports.py) --
 
 
 @kernel(inline="always")
@@ -119,9 +208,9 @@ def _log_episode(E, g):
 def _resume(AT, E, g):
     """Predictions arrived: choose every acting agent's action, step, credit rewards, and handle
     the episode end (DQN flush / PPO emission or truncation tail)."""
-    params, cfg, fcfg, weights, learn = E.params, E.cfg, E.fcfg, E.weights, E.learn
-    states, srng, sinfo, act_agents, root, legal, preds, ep_ret = E.states, E.srng, E.sinfo, E.act_agents, E.root, E.legal, E.preds, E.ep_ret
-    r_meta, r_f, r_obs, r_next_obs, r_legal = E.r_meta, E.r_f, E.r_obs, E.r_next_obs, E.r_legal
+    cfg, fcfg, learn = E.cfg, E.fcfg, E.learn
+    srng, sinfo, act_agents, root, legal, preds = E.srng, E.sinfo, E.act_agents, E.root, E.legal, E.preds
+    r_meta, r_f, r_obs, r_legal = E.r_meta, E.r_f, E.r_obs, E.r_legal
     last_act = E.last_act
     N = cfg[CFG_N]
     A = cfg[CFG_A]

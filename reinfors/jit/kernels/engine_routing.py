@@ -1,11 +1,50 @@
 
-# ---- body: reinfors/jit/engine_routing.tmpl ------------------------------------------------
+# ---- body: reinfors/jit/kernels/engine_routing.py ------------------------------------------------
 # Arenas and routes on the scheduler side: placing a request's rows into the route's open arena
 # (``_place_run``, worker side), draining span messages, sealing and firing committed arenas, and
 # routing the predictions back to the blocked slots by position (``route`` / ``finish_fire``).
 
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reinfors.jit import arena as _arena
+from reinfors.jit import atomics as _atomics
 from reinfors.jit import outputs as _outputs
-from reinfors.jit.engine_codes import TN_NLEG  # a sparse tree node's edge count (_store_pred)
+from reinfors.jit import rings as _rings
+from reinfors.jit._compile import kernel
+from reinfors.jit.engine_codes import (
+    C_ERROR,
+    C_FIREGEN,
+    C_FULL,
+    C_ROUTE_CUR,
+    C_STOP,
+    CC_ALIASES,
+    CFG_A,
+    CFG_ARENAS,
+    CFG_CAP,
+    CFG_ROUTES,
+    ERR_NO_ARENA,
+    ERR_SPAN_OVERFLOW,
+    MSG_ALIAS,
+    MSG_COMPLETED,
+    MSG_EMITTED,
+    MSG_HIT,
+    MSG_W,
+    SI_GEN,
+    SI_SEARCH,
+    SI_STATUS,
+    ST_RESUME,
+    TN_NLEG,
+)
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import CACHE_ON, FAM_TREE, HEAD_MAPPED, SIMUL, G_encode, G_head_index
+    from reinfors.jit.kernels.engine_cache import _cache_log, _cache_publish, _release_gated
+    from reinfors.jit.kernels.engine_records import _unpack
+    from reinfors.jit.kernels.engine_slots import push_ready
+# -- end of bound names (scripts/kernel_part_imports.py) --
 
 
 @kernel(inline="always")
@@ -64,7 +103,6 @@ def _place_run(AT, g, j0, k, route, cached, msg):
     rq, t_state = E.rq, E.t_state
     arena_rows, arena_ctl, arena_done = E.arena_rows, E.arena_ctl, E.arena_done
     a_keys, a_index, rkeys = E.a_keys, E.a_index, E.rkeys
-    N = cfg[CFG_N]
     msg_seq, msg_data, msg_pos = E.msg_seq, E.msg_data, E.msg_pos
     n_arenas = cfg[CFG_ARENAS]
     cap = cfg[CFG_CAP]
@@ -262,7 +300,7 @@ def route(A, spans, span_n, route_id, i, out, ready_out, raw):
     Every slot served is stamped with the fire's weights generation (``C_FIREGEN`` -> ``SI_GEN``).
     Returns how many slots became ready."""
     E = _unpack(A)
-    cfg, sinfo, preds, pending = E.cfg, E.sinfo, E.preds, E.pending
+    cfg, sinfo, pending = E.cfg, E.sinfo, E.pending
     arena_ctl = E.arena_ctl
     n_arenas = cfg[CFG_ARENAS]
     ai = route_id * n_arenas + i

@@ -1,9 +1,70 @@
 
-# ---- body: reinfors/jit/engine_cache.tmpl --------------------------------------------------
+# ---- body: reinfors/jit/kernels/engine_cache.py --------------------------------------------------
 # The inference cache (``infer_cache > 0``; only the ``+cache`` kernel families concatenate this
 # file): 128-bit state-row keys, lookups in the pinned view, alias tickets for identical rows in
 # flight, gated hits released at the route's next fire, the insert log the scheduler applies to
 # the unpinned view and publishes once per fire, demand-full rungs and clearing.
+
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reinfors.jit import arena as _arena
+from reinfors.jit import atomics as _atomics
+from reinfors.jit import outputs as _outputs
+from reinfors.jit import rings as _rings
+from reinfors.jit._compile import kernel
+from reinfors.jit.engine_codes import (
+    C_FULL,
+    C_ROUTE_CUR,
+    C_ROUTE_HITS,
+    C_STOP,
+    C_WGEN,
+    CC_APPLIED,
+    CC_DEMOTED,
+    CC_DROPPED,
+    CC_GEN,
+    CC_LOGN,
+    CC_PIN,
+    CC_VIEW,
+    CFG_ALIASES,
+    CFG_ARENAS,
+    CFG_CACHE,
+    CFG_CAP,
+    CFG_N,
+    CFG_ROUTES,
+    MSG_ALIAS,
+    MSG_HIT,
+    MSG_W,
+    SI_GEN,
+    SI_STATUS,
+    SI_VIEW,
+    ST_RESUME,
+    TL_ALIASES,
+    TL_HITS,
+    TL_LOOKUPS,
+)
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels.engine_records import (
+        _B_TRUE,
+        _KEY_SEED0,
+        _KEY_SEED1,
+        _MIX1,
+        _MIX2,
+        _ONE,
+        _ZERO,
+        CACHE_PROBE,
+        RK_ALIASED,
+        RK_HIT,
+        RK_LOCAL,
+        RK_PLACE,
+        _unpack,
+    )
+    from reinfors.jit.kernels.engine_routing import _place_run, _store_pred
+    from reinfors.jit.kernels.engine_slots import push_ready
+# -- end of bound names (scripts/kernel_part_imports.py) --
 
 
 @kernel(inline="always")
@@ -116,7 +177,7 @@ def _request_cached(AT, g, n_rows):
     per ticket, an alias claim where an identical row is in flight, and arena rows (runs of
     consecutive rows of one route) for the rest."""
     E = _unpack(AT)
-    cfg, sinfo, preds, tele, rq, rkeys = E.cfg, E.sinfo, E.preds, E.tele, E.rq, E.rkeys
+    cfg, sinfo, tele, rq, rkeys = E.cfg, E.sinfo, E.tele, E.rq, E.rkeys
     per_player = cfg[CFG_ROUTES] > 1
     v = sinfo[g, SI_VIEW]
     hits = 0

@@ -1,5 +1,5 @@
 
-# ---- body: reinfors/jit/search_chance.tmpl ----------------------------------------------------
+# ---- body: reinfors/jit/kernels/search_chance.py ----------------------------------------------------
 # In-step chance in the sequential search trees (concatenated into the tree, minimax and selexp
 # families; the callers are small hunks in search_puct / search_minimax / search_selexp).
 # A game with CHANCE_IN_STEP (a constant of the generated module) may leave chance pending after
@@ -19,6 +19,72 @@
 # SelectiveExpectimax draw their Committed outcomes from the slot stream as the children are made
 # (the last child first) and Minimax takes the edge value as ``Σ (r + γ·v) / k``, both as 0.4.0;
 # AlphaZero / Mcts draw them from the tree stream (0.4.0's stream there is not recovered).
+
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+from reinfors.jit import atomics as _atomics
+from reinfors.jit import rng as _rng
+from reinfors.jit._compile import kernel
+from reinfors.jit.engine_codes import (
+    C_ERROR,
+    CFG_A,
+    CFG_EXPAND,
+    CFG_MAXN,
+    CFG_N,
+    CFG_POLICY,
+    CFG_RESAMPLE,
+    CFG_SAMPLES,
+    EF_RALL,
+    EF_REW,
+    ERR_TREE_OVERFLOW,
+    F_GAMMA,
+    POLICY_AZ,
+    SI_FAN0,
+    SI_FANN,
+    SI_LEAF,
+    SI_NNODES,
+    SI_ROWS,
+    TL_EXTRA,
+    TN_DEPTH,
+    TN_EVAL,
+    TN_FIRST,
+    TN_JOINT,
+    TN_MOVER,
+    TN_NEXT,
+    TN_NOUT,
+    TN_TERM,
+)
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import (
+        CHANCE_IN_STEP,
+        FAM_MMX,
+        FAM_SX,
+        G_apply_chance,
+        G_chance_outcomes,
+        G_chance_pending,
+        G_chance_uniform,
+        G_tree_copy,
+    )
+    from reinfors.jit.kernels.engine_records import _ST_WAIT, _unpack
+    from reinfors.jit.kernels.engine_slots import _request
+    from reinfors.jit.kernels.game_kernels import resolve_chance, step_rules, weigh
+    from reinfors.jit.kernels.search_parts import (
+        _FALSE,
+        _I0,
+        _IM1,
+        _TRUE,
+        _az_prior_node,
+        _backprop,
+        _backprop_maxn,
+        _fscr_off,
+        _masked_max_q_node,
+        _new_child,
+        _node_setup,
+        _sparse_node,
+    )
+# -- end of bound names (scripts/kernel_part_imports.py) --
 
 
 @kernel(inline="always")
@@ -263,7 +329,7 @@ def _seq_fan_absorb(AT, g):
     mover's; maxn: one per agent) set their priors / values, then the fan is backed up."""
     E = _unpack(AT)
     cfg, sinfo, preds = E.cfg, E.sinfo, E.preds
-    t_ni, t_ef, t_nv, t_legal, rq = E.t_ni, E.t_ef, E.t_nv, E.t_legal, E.rq
+    t_ni, t_nv, rq = E.t_ni, E.t_nv, E.rq
     A = cfg[CFG_A]
     az = cfg[CFG_POLICY] == POLICY_AZ
     maxn = cfg[CFG_MAXN] != 0

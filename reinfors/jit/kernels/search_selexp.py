@@ -1,7 +1,61 @@
 
-# ---- body: reinfors/jit/search_selexp.tmpl -------------------------------------------------
+# ---- body: reinfors/jit/kernels/search_selexp.py -------------------------------------------------
 # SelectiveExpectimax on sequential games: best-first rounds over ensemble heads (value-of-
 # information frontier ordering, opponent models, path weights).
+
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reinfors.jit import rng as _rng
+from reinfors.jit._compile import kernel
+from reinfors.jit.engine_codes import (
+    CFG_A,
+    CFG_BUDGET,
+    CFG_HEADS,
+    CFG_MAXDEPTH,
+    CFG_N,
+    CFG_OPP,
+    CFG_TOPK,
+    EF_PRIOR,
+    EF_REW,
+    F_BETA,
+    F_EPSILON,
+    F_GAMMA,
+    F_OPP_F,
+    F_OPP_T,
+    FT_DISAGREE,
+    FT_SEARCH_SIGMA,
+    FT_SIGMA,
+    SI_EXPS,
+    SI_FBUF,
+    SI_HEAD,
+    SI_LEAVES,
+    SI_MAXD,
+    SI_NBATCH,
+    SI_NFRONT,
+    SI_NNEW,
+    SI_NOPP,
+    SI_ROUNDS,
+    TN_DEPTH,
+    TN_EXP,
+    TN_FULL,
+    TN_MOVER,
+    TN_NOUT,
+    TN_OPP,
+    TN_TERM,
+)
+from reinfors.jit.policies import modelfree as _mf
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import CHANCE_IN_STEP
+    from reinfors.jit.kernels.engine_records import _ST_WAIT, _unpack
+    from reinfors.jit.kernels.engine_slots import _request
+    from reinfors.jit.kernels.search_chance import _chance_value, _new_edge, _pcol
+    from reinfors.jit.kernels.search_minimax import _edge_value
+    from reinfors.jit.kernels.search_parts import _FALSE, _I0, _fscr_off
+# -- end of bound names (scripts/kernel_part_imports.py) --
 
 
 @kernel(inline="always")
@@ -66,7 +120,7 @@ def _sx_run(AT, g):
     child, encoded for the searcher).  Returns True while waiting for rows."""
     E = _unpack(AT)
     cfg, sinfo = E.cfg, E.sinfo
-    t_ni, t_child, t_ef, t_nv, t_legal, t_list, rq = E.t_ni, E.t_child, E.t_ef, E.t_nv, E.t_legal, E.t_list, E.rq
+    t_ni, t_ef, t_nv, t_legal, t_list, rq = E.t_ni, E.t_ef, E.t_nv, E.t_legal, E.t_list, E.rq
     A, N, H = cfg[CFG_A], cfg[CFG_N], cfg[CFG_HEADS]
     budget = cfg[CFG_BUDGET]
     max_depth = cfg[CFG_MAXDEPTH]
