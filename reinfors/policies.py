@@ -10,7 +10,17 @@ game, Engine-time ranges) happen when an ``Engine`` is built.  Model-free polici
 from __future__ import annotations
 
 from ._registry import registry
-from ._validate import _index, as_float, as_signed, as_unsigned, c_long_then_u32, nonneg_finite, refuse_pickle, rust_debug, unit_interval
+from ._validate import (
+    _index,
+    as_float,
+    as_signed,
+    as_unsigned,
+    c_long_then_u32,
+    nonneg_finite,
+    refuse_pickle,
+    rust_debug,
+    unit_interval,
+)
 from .chance_modes import ChanceModeHandle
 from .noise import NoiseHandle
 

@@ -35,7 +35,6 @@ import threading
 import numpy as np
 
 from reinfors._validate import as_sequence
-
 from reinfors.jit import dedupe as _dedupe
 from reinfors.jit import engine_codes as C
 

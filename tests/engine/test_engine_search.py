@@ -261,7 +261,7 @@ def test_float32_logits_read_in_place_give_the_widened_batches():
 
     ref = run(widened)
     for infer in (f32, wide, strided):
-        for a, b in zip(run(infer), ref):
+        for a, b in zip(run(infer), ref, strict=True):
             for name in ("obs", "policy_targets", "value_targets", "policy_weights", "legal_ids", "players"):
                 np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=f"{infer.__name__} {name}")
 
@@ -286,7 +286,7 @@ def test_float32_logits_read_in_place_give_the_widened_batches():
     eng = engine()
     views = [eng.collect(60, aliased) for _ in range(2)]
     assert not eng._rt.copy_mode
-    for a, b in zip(views, run(lambda obs: (obs[:, :7].copy(), obs[:, 0].copy()))):
+    for a, b in zip(views, run(lambda obs: (obs[:, :7].copy(), obs[:, 0].copy())), strict=True):
         np.testing.assert_array_equal(a.policy_targets, b.policy_targets)
     kept = []
 
