@@ -43,7 +43,9 @@ from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
 from .games import GameHandle
 from .jit import engine_codes as C
 from .jit import records as _records
-from .learners import CATALOGUE_COMPAT, PAIRS, LearnerHandle
+from .learners import _CATALOGUE_COMPAT as CATALOGUE_COMPAT
+from .learners import _PAIRS as PAIRS
+from .learners import LearnerHandle
 from .policies import PolicyHandle
 from .rewards import Reward
 from .snapshot import EngineSnapshot
