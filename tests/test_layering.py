@@ -83,3 +83,15 @@ def test_no_parallel_true_inside_jit_and_no_njit_outside():
                     target = dec.func if isinstance(dec, ast.Call) else dec
                     label = ast.unparse(target)
                     assert label.split(".")[-1] not in ("njit", "jit", "kernel", "leaf"), f"{path}: {label}"
+
+
+def test_no_test_module_imports_another():
+    """Shared test code lives in tests/helpers.py (and non-test modules such as
+    tests/differential/harness.py), never in a test module another one imports."""
+    tests = Path(__file__).resolve().parent
+    bad = []
+    for path in tests.rglob("*.py"):
+        for name in _imports(path):
+            if name.lstrip(".").split(".")[-1].startswith("test_"):
+                bad.append(f"{path.relative_to(tests)}: {name}")
+    assert not bad, bad

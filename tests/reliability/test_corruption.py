@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from engine.test_snapshot import FAMILIES, _fuzz, reseal, split  # the engine fuzzer, extended here
+from engine.snapshot_cases import FAMILIES, _fuzz, reseal, split  # the engine fuzzer, extended here
 
 import reinfors as rf
 

@@ -23,7 +23,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from engine.test_snapshot import C4_REWARD, FAMILIES
+from engine.snapshot_cases import C4_REWARD, FAMILIES
 
 import reinfors as rf
 

@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 import pytest
-from engine.test_snapshot import FAMILIES
+from engine.snapshot_cases import FAMILIES
 
 import reinfors as rf
 
