@@ -1,4 +1,4 @@
-"""Side-by-side benchmark: this package vs the original reinfors==0.4.0 (design.md §6).
+"""Side-by-side benchmark: this package vs the original reinfors==0.4.0 (docs/architecture.md, "Benchmark workloads").
 
     python benchmarks/compare.py [--workloads gridworld_dqn c4_ppo] [--reps 3] [--seconds 5]
                                  [--n-threads 2] [--orig .venv-orig/bin/python]

@@ -1,6 +1,6 @@
 """The collection runtime: slots as preallocated arrays, worker threads, the scheduler loop.
 
-Roles (the seed's, mapped to Numba — design.md §1):
+Roles (docs/architecture.md, "Thread roles"):
 
 * **slots** are row indices into the arrays of ``E`` (game state, RNG, acting agents, root rows,
   masks, predictions, learner windows); no Python object per slot;
@@ -16,7 +16,7 @@ Roles (the seed's, mapped to Numba — design.md §1):
   output once per fire and routes predictions back by position in one njit call; when nothing
   is in flight it closes and fires open arenas (quiescence), and it owns the window target.
 
-Determinism at any thread count (design.md §1): a record is tagged with the slot's decision
+Determinism at any thread count (docs/architecture.md): a record is tagged with the slot's decision
 level at which it was emitted; a window takes every record below the target level ``T`` and
 orders them by ``(level, slot, sequence)``.  Slots park at ``T`` (before requesting level-``T``
 rows), so the records of a window — and their order — depend only on the seed, never on timing,

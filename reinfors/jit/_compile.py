@@ -4,7 +4,7 @@
   :func:`leaf` for tiny hot helpers that may carry an explicit signature.
 * The on-disk cache lives in a directory keyed by the package version **and** a digest of the
   ``reinfors/jit`` sources.  Numba keys a cache entry on the defining file only, so an edit to a
-  callee in another file would otherwise be served stale (measured, design.md §4).  The key makes
+  callee in another file would otherwise be served stale (measured; docs/architecture.md, "Numba compile facts").  The key makes
   every source edit a fresh cache.
 * When the package directory is read-only (a system site-packages), the cache falls back to a user
   cache directory instead of failing with Numba's "no locator" error.
