@@ -1,5 +1,7 @@
 """Shared test helpers: inference callbacks, the user-defined test games and the stream
-compositions.  One place for what several test modules use (no test imports another test module).
+compositions.  Each game's module-level constants carry its prefix (``NIM_``, ``DR_``): an njit
+function reads a global's value at compile time, so two games sharing a name here would share
+a state layout.  One place for what several test modules use (no test imports another test module).
 
 ``tests/`` is on ``sys.path`` (the rootdir conftest): ``from helpers import linear_q``.  The test
 games' njit functions live here, so their generated kernel modules are the same ones whichever
@@ -58,23 +60,23 @@ def linear_q(obs_size, n_actions, heads=1, seed=0, scale=0.3, squash=False):
 
 # -- Nim: a user-defined game (one pile, take 1 or 2, whoever takes the last stone wins) ----------
 
-PILE = HEADER
-TURN = HEADER + 1
-WINNER = HEADER + 2
+NIM_PILE = HEADER
+NIM_TURN = HEADER + 1
+NIM_WINNER = HEADER + 2
 
 
 @njit
 def nim_init(params, state):
-    state[PILE] = params[0]
-    state[TURN] = 0
-    state[WINNER] = -1
+    state[NIM_PILE] = params[0]
+    state[NIM_TURN] = 0
+    state[NIM_WINNER] = -1
 
 
 @njit
 def nim_legal(params, state, agent, mask):
     n = 0
     for a in range(2):
-        ok = state[TURN] == agent and a + 1 <= state[PILE]
+        ok = state[NIM_TURN] == agent and a + 1 <= state[NIM_PILE]
         mask[a] = 1 if ok else 0
         n += 1 if ok else 0
     return n
@@ -82,31 +84,31 @@ def nim_legal(params, state, agent, mask):
 
 @njit
 def nim_active(params, state, out):
-    out[0] = state[TURN]
+    out[0] = state[NIM_TURN]
     return 1
 
 
 @njit
 def nim_step(params, state, actions, amounts):
-    p = state[TURN]
-    state[PILE] -= actions[p] + 1
-    if state[PILE] == 0:
-        state[WINNER] = p
+    p = state[NIM_TURN]
+    state[NIM_PILE] -= actions[p] + 1
+    if state[NIM_PILE] == 0:
+        state[NIM_WINNER] = p
         amounts[p, 0] += 1.0
         amounts[1 - p, 1] += 1.0
     else:
-        state[TURN] = 1 - p
+        state[NIM_TURN] = 1 - p
 
 
 @njit
 def nim_terminal(params, state):
-    return state[WINNER] >= 0
+    return state[NIM_WINNER] >= 0
 
 
 @njit
 def nim_encode(params, state, agent, out):
-    out[0] = state[PILE] / params[0]
-    out[1] = 1.0 if state[TURN] == agent else 0.0
+    out[0] = state[NIM_PILE] / params[0]
+    out[1] = 1.0 if state[NIM_TURN] == agent else 0.0
 
 
 def make_nim(pile=4, encode=nim_encode, name="nim"):
@@ -131,24 +133,24 @@ def make_nim(pile=4, encode=nim_encode, name="nim"):
 # -- the dice race: a user game with chance inside its step (tests/engine/test_search_chance.py) -
 
 TARGET = 6
-POS0, POS1, TURN, ROLL, WINNER, PENDING = (HEADER + i for i in range(6))
+DR_POS0, DR_POS1, DR_TURN, DR_ROLL, DR_WINNER, DR_PENDING = (HEADER + i for i in range(6))
 FAR = ((1, 0.5), (2, 1.0 / 3.0), (3, 1.0 / 6.0))
 NEAR = ((1, 0.75), (2, 0.25))
 
 
 @njit
 def dr_init(params, state):
-    state[POS0] = 0
-    state[POS1] = 0
-    state[TURN] = 0
-    state[ROLL] = 0
-    state[WINNER] = -1
-    state[PENDING] = 1  # the first roll: chance at reset
+    state[DR_POS0] = 0
+    state[DR_POS1] = 0
+    state[DR_TURN] = 0
+    state[DR_ROLL] = 0
+    state[DR_WINNER] = -1
+    state[DR_PENDING] = 1  # the first roll: chance at reset
 
 
 @njit
 def dr_legal(params, state, agent, mask):
-    ok = 1 if (state[TURN] == agent and state[PENDING] == 0) else 0
+    ok = 1 if (state[DR_TURN] == agent and state[DR_PENDING] == 0) else 0
     mask[0] = ok
     mask[1] = ok
     return 2 * ok
@@ -156,52 +158,52 @@ def dr_legal(params, state, agent, mask):
 
 @njit
 def dr_active(params, state, out):
-    out[0] = state[TURN]
+    out[0] = state[DR_TURN]
     return 1
 
 
 @njit
 def dr_step(params, state, actions, amounts):
-    p = state[TURN]
-    r = state[ROLL]
+    p = state[DR_TURN]
+    r = state[DR_ROLL]
     if actions[p] == 0:
-        state[POS0 + p] += r
-        if state[POS0 + p] >= params[0]:
-            state[WINNER] = p
+        state[DR_POS0 + p] += r
+        if state[DR_POS0 + p] >= params[0]:
+            state[DR_WINNER] = p
             amounts[p, 0] += 1.0
             amounts[1 - p, 1] += 1.0
             return
     else:
-        q = POS0 + 1 - p
+        q = DR_POS0 + 1 - p
         state[q] = max(0, state[q] - r)
-    state[TURN] = 1 - p
-    state[ROLL] = 0
-    state[PENDING] = 1  # the next mover's roll: chance inside the step
+    state[DR_TURN] = 1 - p
+    state[DR_ROLL] = 0
+    state[DR_PENDING] = 1  # the next mover's roll: chance inside the step
 
 
 @njit
 def dr_terminal(params, state):
-    return state[WINNER] >= 0
+    return state[DR_WINNER] >= 0
 
 
 @njit
 def dr_encode(params, state, agent, out):
-    me = state[POS0 + agent]
-    opp = state[POS0 + 1 - agent]
+    me = state[DR_POS0 + agent]
+    opp = state[DR_POS0 + 1 - agent]
     out[0] = me / params[0]
     out[1] = opp / params[0]
-    out[2] = state[ROLL] / 3.0 if state[TURN] == agent else -state[ROLL] / 3.0
-    out[3] = 1.0 if state[TURN] == agent else 0.0
+    out[2] = state[DR_ROLL] / 3.0 if state[DR_TURN] == agent else -state[DR_ROLL] / 3.0
+    out[3] = 1.0 if state[DR_TURN] == agent else 0.0
 
 
 @njit
 def dr_pending(params, state):
-    return state[PENDING] != 0
+    return state[DR_PENDING] != 0
 
 
 @njit
 def dr_outcomes(params, state, probs):
-    if state[POS0 + state[TURN]] >= params[0] - 2:
+    if state[DR_POS0 + state[DR_TURN]] >= params[0] - 2:
         probs[0] = 0.75
         probs[1] = 0.25
         return 2
@@ -213,8 +215,8 @@ def dr_outcomes(params, state, probs):
 
 @njit
 def dr_apply(params, state, outcome):
-    state[ROLL] = outcome + 1
-    state[PENDING] = 0
+    state[DR_ROLL] = outcome + 1
+    state[DR_PENDING] = 0
 
 
 def make_dice_race(target=TARGET, horizon=24):
