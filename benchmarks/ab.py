@@ -44,7 +44,7 @@ def main() -> None:
             rates[build] = sum(r["records"] for r in ok) / max(sum(r["records"] / r["records_per_s"] for r in ok), 1e-9)
         pairs = [
             a["records_per_s"] / b["records_per_s"]
-            for a, b in zip(got["after"], got["before"])
+            for a, b in zip(got["after"], got["before"], strict=True)
             if a.get("records_per_s") and b.get("records_per_s")
         ]
         ratio = rates["after"] / rates["before"] if rates["before"] else float("nan")

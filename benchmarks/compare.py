@@ -1,4 +1,4 @@
-"""Side-by-side benchmark: this package vs the original reinfors==0.4.0 (design.md §6).
+"""Side-by-side benchmark: this package vs the original reinfors==0.4.0 (docs/architecture.md, "Benchmark workloads").
 
     python benchmarks/compare.py [--workloads gridworld_dqn c4_ppo] [--reps 3] [--seconds 5]
                                  [--n-threads 2] [--orig .venv-orig/bin/python]
@@ -228,7 +228,7 @@ def simgpu(args, base: dict) -> None:
                         orig_med = med("records_per_s")
                     elif orig_med and lb > 1:
                         print(f"{label:<34} ratio  x{med('records_per_s') / orig_med:.2f} (vs 0.4.0 at lb=1)")
-                pairs = sorted(a["records_per_s"] / b["records_per_s"] for a, b in zip(res["ours"], res["orig"])
+                pairs = sorted(a["records_per_s"] / b["records_per_s"] for a, b in zip(res["ours"], res["orig"], strict=False)
                                if "records_per_s" in a and "records_per_s" in b)  # fmt: skip
                 if pairs:
                     print(f"{label:<34} ratio  min {pairs[0]:.2f}x  median {statistics.median(pairs):.2f}x  max {pairs[-1]:.2f}x")  # fmt: skip

@@ -77,8 +77,8 @@ def main() -> None:
     for variant in args.variants:
         n = args.mccfr_iters if variant == "external_mccfr" else args.cfr_iters
         rows = {}
-        for name, fn in (("ours", lambda: ours(variant, n)), ("openspiel_cpp", lambda: openspiel(variant, n)),
-                         ("reinfors_0.4.0", lambda: original(args.orig, variant, n))):  # fmt: skip
+        for name, fn in (("ours", lambda v=variant, n=n: ours(v, n)), ("openspiel_cpp", lambda v=variant, n=n: openspiel(v, n)),
+                         ("reinfors_0.4.0", lambda v=variant, n=n: original(args.orig, v, n))):  # fmt: skip
             best = None
             for _ in range(args.reps):
                 r = fn()

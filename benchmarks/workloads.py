@@ -1,4 +1,4 @@
-"""Standard benchmark workloads (design.md §6), written against the public API only.
+"""Standard benchmark workloads (docs/architecture.md, "Benchmark workloads"), written against the public API only.
 
 This file runs unchanged under this package *and* under the original reinfors==0.4.0 (its own
 venv): ``python benchmarks/workloads.py '<json>'`` builds one workload, runs a first collect
@@ -82,7 +82,7 @@ def build(name, rf, n_threads, spec=None):
             n_threads=n_threads,
         )
         return eng, lambda obs: (np.zeros((len(obs), 3), np.float32), np.zeros(len(obs), np.float32))
-    if name == "leduc_dqn":  # design.md §7
+    if name == "leduc_dqn":  # wave-2 workload
         w = np.random.default_rng(0).standard_normal((21, 3)).astype(np.float32)
         eng = rf.Engine(
             G.LeducPoker(), rf.Reward(), P.EpsilonGreedyQ(n_heads=1, epsilon=0.1), L.Dqn(gamma=1.0), n_games=64,
@@ -100,7 +100,7 @@ def build(name, rf, n_threads, spec=None):
         eng = rf.Engine(G.Connect4(), rf.Reward(), P.Ppo(), L.Ppo(gamma=0.99, lam=0.95), n_games=64,
                         n_threads=n_threads)  # fmt: skip
         return eng, mlp(84, 7)
-    if name == "chess_az_zero":  # design.md §7: 32 simulations, zero callback, 32 games
+    if name == "chess_az_zero":  # wave-2 workload: 32 simulations, zero callback, 32 games
         eng = rf.Engine(
             G.Chess(),
             rf.Reward(),
@@ -125,7 +125,7 @@ def build(name, rf, n_threads, spec=None):
             return out[:, :3], np.tanh(out[:, 3])
 
         return eng, linear
-    if name == "backgammon_az":  # design.md §7: default reward, zero callback, 32 games
+    if name == "backgammon_az":  # wave-2 workload: default reward, zero callback, 32 games
         eng = rf.Engine(G.Backgammon(), None, P.AlphaZero(num_simulations=32), L.AlphaZero(gamma=1.0), n_games=32,
                         n_threads=n_threads)  # fmt: skip
         return eng, lambda obs: (np.zeros((len(obs), 1352), np.float32), np.zeros(len(obs), np.float32))

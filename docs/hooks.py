@@ -101,7 +101,7 @@ def catalogue_tables() -> str:
         out.append(f"| `{name}` | {_cell(e.game)} | `{_cell(e.shape)}` | `{e.constructor}` | {_cell(e.summary)} |")
     out += ["", "## Algorithms", "", "| algorithm | policy or solver | learner | batch | network output | players, dynamics, information | what |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
-    for name, a in c.ALGORITHMS.items():
+    for a in c.ALGORITHMS.values():
         out.append(f"| **{_cell(a.label)}** | `{a.policy_or_solver}` | {f'`{a.learner}`' if a.learner else '—'} | "
                    f"{_cell(a.training_output)} | {_cell(a.network)} | {_cell(a.players)}; {_cell(a.dynamics)}; "
                    f"{_cell(a.information)} | {_cell(a.summary)} |")

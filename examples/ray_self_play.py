@@ -108,7 +108,7 @@ def main() -> None:
     try:
         with Collectors(config, make_infer, n_actors=args.actors, collect_size=args.records) as col:
             col.set_weights(net.weights())
-            for it, (actor_id, version, batch) in zip(range(args.iterations), col):
+            for it, (actor_id, version, batch) in zip(range(args.iterations), col, strict=False):
                 lag = col.version - batch.weights_generations  # learner updates behind, per record
                 loss = net.train_step(batch)
                 col.set_weights(net.weights())

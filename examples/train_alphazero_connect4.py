@@ -44,8 +44,9 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import reinfors as rf  # noqa: E402
 from _nets import make_mlp  # noqa: E402
+
+import reinfors as rf  # noqa: E402
 from reinfors.starts import RandomStartingMoves  # noqa: E402
 
 ROWS, COLS = 6, 7

@@ -35,8 +35,9 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import reinfors as rf  # noqa: E402
 from _nets import csr_mask, make_mlp  # noqa: E402
+
+import reinfors as rf  # noqa: E402
 
 MOVES = ((-1, 0), (1, 0), (0, -1), (0, 1))  # action 0 up, 1 down, 2 left, 3 right (rf.games.GridWorld)
 

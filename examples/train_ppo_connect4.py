@@ -33,8 +33,9 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import reinfors as rf  # noqa: E402
 from _nets import csr_mask, make_mlp  # noqa: E402
+
+import reinfors as rf  # noqa: E402
 
 A = 7
 

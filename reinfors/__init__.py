@@ -65,7 +65,7 @@ def registered_learners() -> list[str]:
     return learners.registered()
 
 
-from . import _reinfors, testing  # noqa: E402  (alias module and conformance helpers)
+from . import _reinfors, testing  # noqa: E402, F401  (alias module and conformance helpers)
 from . import arena, gym, starts  # noqa: E402  (Arena, openings, Gymnasium/PettingZoo adapters)
 from .arena import Arena  # noqa: E402
 

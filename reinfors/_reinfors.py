@@ -22,7 +22,6 @@ from .solvers import Cfr, DeepCfr
 from .spaces import Box, Discrete
 from .stream import CollectStream
 
-
 VERSION = "0.4.0"
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from ._registry import registry
-from ._validate import as_unsigned, refuse_pickle
+from ._registry import registry as _registry
+from ._validate import as_unsigned as _as_unsigned
+from ._validate import refuse_pickle as _refuse_pickle
+from .catalog import CHANCE_MODES  # the registered names (0.4.0 exports it here too)
 
-__all__ = ["ChanceModeHandle", "AlwaysResample", "Committed", "ExpandAll", "make", "registered"]
+__all__ = ["ChanceModeHandle", "AlwaysResample", "Committed", "ExpandAll", "make", "registered", "CHANCE_MODES"]
 
 
 class ChanceModeHandle:
@@ -39,7 +41,7 @@ class ChanceModeHandle:
         """Freeze ``samples`` draws per chance edge (for wide fans).  Any u64 is accepted here; an
         Engine or ``choose`` refuses more than 2**20 (``chance samples must be <= 1048576``),
         as 0.4.0."""
-        k = as_unsigned("samples", samples)
+        k = _as_unsigned("samples", samples)
         if k < 1:
             raise ValueError("samples must be >= 1")
         return ChanceModeHandle("committed", k)
@@ -57,7 +59,7 @@ ExpandAll = ChanceModeHandle.ExpandAll
 _REGISTRY = {"always_resample": AlwaysResample, "committed": Committed, "expand_all": ExpandAll}
 
 
-registered, make = registry("chance mode", _REGISTRY)
+registered, make = _registry("chance mode", _REGISTRY)
 
 # not picklable, as 0.4.0 (tests/reliability/test_no_pickle.py)
-ChanceModeHandle.__reduce_ex__ = refuse_pickle
+ChanceModeHandle.__reduce_ex__ = _refuse_pickle

@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import importlib
 
-from ._registry import registry
-from ._validate import as_unsigned, refuse_pickle
+from ._registry import registry as _registry
+from ._validate import as_unsigned as _as_unsigned
+from ._validate import refuse_pickle as _refuse_pickle
+from .catalog import ENCODERS  # the registered names (0.4.0 exports it here too)
 
 __all__ = [
     "EncoderHandle", "Connect4", "GridWorld", "Snake", "KuhnPoker", "LeducPoker", "TexasHoldem",
     "MinimalChess", "RelativeChess", "OpenSpielChess", "AlphaZeroChess", "Backgammon", "make", "registered",
+    "ENCODERS",
 ]  # fmt: skip
 
 _CATALOGUE_ENCODERS = "https://jeepjeepjeep.github.io/reinfors/catalogue/games/#observation-encoders"
 
-# registry name -> (game name, module import path, attribute of the encode function)
+# _registry name -> (game name, module import path, attribute of the encode function)
 _BUILTIN = {
     "connect4": ("connect4", "reinfors.jit.games.connect4"),
     "gridworld": ("gridworld", "reinfors.jit.games.gridworld"),
@@ -64,7 +67,7 @@ class EncoderHandle:
 
     @property
     def name(self) -> str:
-        """The encoder's registry name."""
+        """The encoder's _registry name."""
         return self._name
 
     def _parts(self):
@@ -127,8 +130,8 @@ class EncoderHandle:
         return self._map("head", head, agent, 1)
 
     def _map(self, label, value, agent, direction) -> int:
-        a = as_unsigned(label, value)
-        ag = as_unsigned("agent", agent)
+        a = _as_unsigned(label, value)
+        ag = _as_unsigned("agent", agent)
         n = self._n_actions()
         if a >= n:
             raise ValueError(f"{label} {a} out of range for the {n}-action {self._name} encoding")
@@ -210,7 +213,7 @@ def _alphazero_chess(history_length=8) -> EncoderHandle:
         ValueError: ``history_length`` below 1, or so large the tensor would exceed 2^31
             elements.
     """
-    h = as_unsigned("history_length", history_length)
+    h = _as_unsigned("history_length", history_length)
     if h < 1:
         raise ValueError("history_length must be >= 1")
     if (14 * h + 7) * 64 >= 2**31:
@@ -289,7 +292,7 @@ _REGISTRY = {
 }
 
 
-registered, make = registry("encoder", _REGISTRY)
+registered, make = _registry("encoder", _REGISTRY)
 
 # not picklable, as 0.4.0 (tests/reliability/test_no_pickle.py)
-EncoderHandle.__reduce_ex__ = refuse_pickle
+EncoderHandle.__reduce_ex__ = _refuse_pickle

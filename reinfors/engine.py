@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _canon
 from . import snapshot as _snapshot
+from ._runtime.compile_helper import compile_cold
 from ._runtime.composition import (
     _EXPAND_MAX,
     _LEARNER_KINDS,
@@ -34,7 +35,6 @@ from ._runtime.composition import (
 )
 from ._runtime.gamedef import reached_state_starts
 from ._runtime.notice import compile_notice
-from ._runtime.compile_helper import compile_cold
 from ._runtime.routes import PVValidator, QValidator, resolve_infer
 from ._runtime.runtime import Runtime, kernel_family
 from ._runtime.spare import SpareBuffers
@@ -43,7 +43,9 @@ from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
 from .games import GameHandle
 from .jit import engine_codes as C
 from .jit import records as _records
-from .learners import CATALOGUE_COMPAT, PAIRS, LearnerHandle
+from .learners import _CATALOGUE_COMPAT as CATALOGUE_COMPAT
+from .learners import _PAIRS as PAIRS
+from .learners import LearnerHandle
 from .policies import PolicyHandle
 from .rewards import Reward
 from .snapshot import EngineSnapshot

@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from ._registry import registry
-from ._runtime.gamedef import GameDef
-from ._validate import refuse_pickle
+from ._registry import registry as _registry
+from ._runtime.gamedef import GameDef as _GameDef
+from ._validate import refuse_pickle as _refuse_pickle
+from .catalog import GAMES  # the registered names (0.4.0 exports it here too)
 from .encoders import EncoderHandle
 from .spaces import Box, Discrete
 
@@ -36,6 +37,7 @@ __all__ = [
     "custom",
     "make",
     "registered",
+    "GAMES",
 ]
 __all__ += ["Chess"]
 __all__ += ["CarRacing"]
@@ -59,7 +61,7 @@ class GameHandle:
 
     __slots__ = ("_def", "_encoder", "_config")
 
-    def __init__(self, gdef: GameDef, encoder: EncoderHandle, config: dict):
+    def __init__(self, gdef: _GameDef, encoder: EncoderHandle, config: dict):
         self._def = gdef
         self._encoder = encoder
         self._config = config
@@ -187,7 +189,7 @@ def _builtin(name: str, encoder, **kwargs) -> GameHandle:
     params = module.make_params(**kwargs)
     enc = _encoder_for(name, module, encoder)
     encode, obs_shape, low, high = enc._parts()
-    gdef = GameDef(
+    gdef = _GameDef(
         module, params, encode=encode, obs_shape=obs_shape(params), low=low, high=high, head_map=enc._head_map()
     )
     return GameHandle(gdef, enc, module.resolved(params))
@@ -241,7 +243,7 @@ _REGISTRY = {
 }
 
 
-registered, make = registry("game", _REGISTRY)
+registered, make = _registry("game", _REGISTRY)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,7 +257,7 @@ def from_module(module, **kwargs: Any) -> GameHandle:
     ``kwargs`` go to the module's ``make_params`` (if it defines one).  The njit functions may
     live anywhere — a package, a script, a notebook cell.  See ``reinfors/jit/games/tictactoe.py``.
     """
-    GameDef.check_namespace(module)
+    _GameDef.check_namespace(module)
     make_params = getattr(module, "make_params", None)
     if make_params is not None:
         params = make_params(**kwargs)
@@ -264,7 +266,7 @@ def from_module(module, **kwargs: Any) -> GameHandle:
     else:
         params = np.zeros(0, np.int64)
     shape_fn = module.obs_shape
-    gdef = GameDef(module, params, low=getattr(module, "OBS_LOW", 0.0), high=getattr(module, "OBS_HIGH", 1.0))
+    gdef = _GameDef(module, params, low=getattr(module, "OBS_LOW", 0.0), high=getattr(module, "OBS_HIGH", 1.0))
     enc = EncoderHandle(module.NAME, module.NAME, custom=(module.encode, shape_fn, gdef.low, gdef.high, gdef.n_actions))
     resolved = getattr(module, "resolved", None)
     config = dict(resolved(gdef.params)) if resolved is not None else {}
@@ -348,4 +350,4 @@ def custom(
     return from_module(ns)
 
 # not picklable, as 0.4.0 (tests/reliability/test_no_pickle.py)
-GameHandle.__reduce_ex__ = refuse_pickle
+GameHandle.__reduce_ex__ = _refuse_pickle

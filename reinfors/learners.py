@@ -7,15 +7,19 @@ and realised returns), ``TreeStrap`` → ``rf.TreeStrapBatch`` (search-backed ta
 
 from __future__ import annotations
 
-from ._registry import registry
-from ._validate import as_bool, as_unsigned, refuse_pickle, unit_interval
+from ._registry import registry as _registry
+from ._validate import as_bool as _as_bool
+from ._validate import as_unsigned as _as_unsigned
+from ._validate import refuse_pickle as _refuse_pickle
+from ._validate import unit_interval as _unit_interval
+from .catalog import LEARNERS  # the registered names (0.4.0 exports it here too)
 
-__all__ = ["LearnerHandle", "Dqn", "Ppo", "AlphaZero", "TreeStrap", "make", "registered"]
+__all__ = ["LearnerHandle", "Dqn", "Ppo", "AlphaZero", "TreeStrap", "make", "registered", "LEARNERS"]
 
-CATALOGUE_COMPAT = "https://jeepjeepjeep.github.io/reinfors/catalogue/compatibility/"
+_CATALOGUE_COMPAT = "https://jeepjeepjeep.github.io/reinfors/catalogue/compatibility/"
 
 # learner name -> the policies it pairs with
-PAIRS = {
+_PAIRS = {
     "dqn": ("epsilon_greedy_q",),
     "ppo": ("ppo",),
     "alphazero": ("alphazero",),
@@ -51,31 +55,31 @@ class LearnerHandle:
         return LearnerHandle(
             "treestrap",
             {
-                "gamma": unit_interval("gamma", gamma),
-                "outcome_weight": unit_interval("outcome_weight", outcome_weight),
-                "bootstrap_p": unit_interval("bootstrap_p", bootstrap_p),
-                "interior_targets": as_bool("interior_targets", interior_targets),
+                "gamma": _unit_interval("gamma", gamma),
+                "outcome_weight": _unit_interval("outcome_weight", outcome_weight),
+                "bootstrap_p": _unit_interval("bootstrap_p", bootstrap_p),
+                "interior_targets": _as_bool("interior_targets", interior_targets),
             },
         )
 
     @staticmethod
     def Dqn(bootstrap_p=1.0, n_step=1, gamma=0.99) -> LearnerHandle:
         """n-step transitions over each agent's own decisions (pairs with EpsilonGreedyQ)."""
-        bp = unit_interval("bootstrap_p", bootstrap_p)
-        n = as_unsigned("n_step", n_step)
+        bp = _unit_interval("bootstrap_p", bootstrap_p)
+        n = _as_unsigned("n_step", n_step)
         if n < 1:
             raise ValueError(f"n_step must be at least 1, got {n}")
-        return LearnerHandle("dqn", {"bootstrap_p": bp, "n_step": n, "gamma": unit_interval("gamma", gamma)})
+        return LearnerHandle("dqn", {"bootstrap_p": bp, "n_step": n, "gamma": _unit_interval("gamma", gamma)})
 
     @staticmethod
     def Ppo(gamma=0.99, lam=0.95) -> LearnerHandle:
         """GAE(lambda) advantages and returns over own-decision trajectories (pairs with Ppo)."""
-        return LearnerHandle("ppo", {"gamma": unit_interval("gamma", gamma), "lam": unit_interval("lam", lam)})
+        return LearnerHandle("ppo", {"gamma": _unit_interval("gamma", gamma), "lam": _unit_interval("lam", lam)})
 
     @staticmethod
     def AlphaZero(gamma=1.0) -> LearnerHandle:
         """(obs, pi, z) records: root visit distribution and discounted realised return."""
-        return LearnerHandle("alphazero", {"gamma": unit_interval("gamma", gamma)})
+        return LearnerHandle("alphazero", {"gamma": _unit_interval("gamma", gamma)})
 
 
 TreeStrap = LearnerHandle.TreeStrap
@@ -86,7 +90,7 @@ AlphaZero = LearnerHandle.AlphaZero
 _REGISTRY = {"alphazero": AlphaZero, "dqn": Dqn, "ppo": Ppo, "treestrap": TreeStrap}
 
 
-registered, make = registry("learner", _REGISTRY)
+registered, make = _registry("learner", _REGISTRY)
 
 # not picklable, as 0.4.0 (tests/reliability/test_no_pickle.py)
-LearnerHandle.__reduce_ex__ = refuse_pickle
+LearnerHandle.__reduce_ex__ = _refuse_pickle

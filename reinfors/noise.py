@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import math
 
-from ._registry import registry
-from ._validate import as_float, refuse_pickle, rust_debug, unit_interval
+from ._registry import registry as _registry
+from ._validate import as_float as _as_float
+from ._validate import refuse_pickle as _refuse_pickle
+from ._validate import rust_debug as _rust_debug
+from ._validate import unit_interval as _unit_interval
+from .catalog import NOISE  # the registered names (0.4.0 exports it here too)
 
-__all__ = ["NoiseHandle", "Dirichlet", "make", "registered"]
+__all__ = ["NoiseHandle", "Dirichlet", "make", "registered", "NOISE"]
 
 
 class NoiseHandle:
@@ -31,14 +35,14 @@ class NoiseHandle:
         ``scope="requester"`` perturbs only the requesting player's root prior in simultaneous
         trees; ``"all"`` perturbs every player's.
         """
-        eps = unit_interval("epsilon", epsilon)
-        a = as_float("alpha", alpha, finite=False)
+        eps = _unit_interval("epsilon", epsilon)
+        a = _as_float("alpha", alpha, finite=False)
         if not (math.isfinite(a) and a > 0.0):
             raise ValueError("alpha must be finite and > 0")
         if not isinstance(scope, str):
             raise TypeError(f"argument 'scope': '{type(scope).__name__}' object cannot be converted to 'PyString'")
         if scope not in ("requester", "all"):
-            raise ValueError(f'unknown scope {rust_debug(scope)}; expected "requester" or "all"')
+            raise ValueError(f'unknown scope {_rust_debug(scope)}; expected "requester" or "all"')
         return NoiseHandle(eps, a, scope)
 
 
@@ -46,7 +50,7 @@ Dirichlet = NoiseHandle.Dirichlet
 _REGISTRY = {"dirichlet": Dirichlet}
 
 
-registered, make = registry("noise", _REGISTRY)
+registered, make = _registry("noise", _REGISTRY)
 
 # not picklable, as 0.4.0 (tests/reliability/test_no_pickle.py)
-NoiseHandle.__reduce_ex__ = refuse_pickle
+NoiseHandle.__reduce_ex__ = _refuse_pickle

@@ -9,8 +9,35 @@ game, Engine-time ranges) happen when an ``Engine`` is built.  Model-free polici
 
 from __future__ import annotations
 
-from ._registry import registry
-from ._validate import _index, as_float, as_signed, as_unsigned, c_long_then_u32, nonneg_finite, refuse_pickle, rust_debug, unit_interval
+from ._registry import registry as _registry
+from ._validate import (
+    _index,
+)
+from ._validate import (
+    as_float as _as_float,
+)
+from ._validate import (
+    as_signed as _as_signed,
+)
+from ._validate import (
+    as_unsigned as _as_unsigned,
+)
+from ._validate import (
+    c_long_then_u32 as _c_long_then_u32,
+)
+from ._validate import (
+    nonneg_finite as _nonneg_finite,
+)
+from ._validate import (
+    refuse_pickle as _refuse_pickle,
+)
+from ._validate import (
+    rust_debug as _rust_debug,
+)
+from ._validate import (
+    unit_interval as _unit_interval,
+)
+from .catalog import POLICIES  # the registered names (0.4.0 exports it here too)
 from .chance_modes import ChanceModeHandle
 from .noise import NoiseHandle
 
@@ -24,15 +51,16 @@ __all__ = [
     "SelectiveExpectimax",
     "make",
     "registered",
+    "POLICIES",
 ]
 
 # Which inference output a policy's callback returns.
-Q_OUTPUT = "q"  # ndarray (rows, n_heads, A)
-PV_OUTPUT = "pv"  # tuple (logits (rows, >= A), values (rows,))
+_Q_OUTPUT = "q"  # ndarray (rows, n_heads, A)
+_PV_OUTPUT = "pv"  # tuple (logits (rows, >= A), values (rows,))
 
 _NOISE_DEFAULT = ...
 _REQUIRED = object()  # marks PolicyHandle.choose's required keyword ``gamma``
-MAX_LEAF_BATCH = 4096  # leaf_batch cap (leaves per tree per inference round; also <= num_simulations in effect)
+_MAX_LEAF_BATCH = 4096  # leaf_batch cap (leaves per tree per inference round; also <= num_simulations in effect)
 
 
 def _leaf_batch(params: dict, leaf_batch, virtual_loss) -> None:
@@ -41,10 +69,10 @@ def _leaf_batch(params: dict, leaf_batch, virtual_loss) -> None:
     k = _index("leaf_batch", leaf_batch)
     if k < 1:
         raise ValueError("leaf_batch must be >= 1")
-    if k > MAX_LEAF_BATCH:
-        raise ValueError(f"leaf_batch must be <= {MAX_LEAF_BATCH} (got {k})")
+    if k > _MAX_LEAF_BATCH:
+        raise ValueError(f"leaf_batch must be <= {_MAX_LEAF_BATCH} (got {k})")
     params["leaf_batch"] = k
-    params["virtual_loss"] = nonneg_finite("virtual_loss", virtual_loss)
+    params["virtual_loss"] = _nonneg_finite("virtual_loss", virtual_loss)
 
 
 def _chance(chance, default: str):
@@ -62,7 +90,7 @@ def _choice(label: str, value, options: tuple[str, ...], arg: str | None = None)
         raise TypeError(f"argument '{arg or label}': '{type(value).__name__}' object cannot be converted to 'PyString'")
     if value not in options:
         expected = " or ".join(f'"{o}"' for o in options)
-        raise ValueError(f"unknown {label} {rust_debug(value)}; expected {expected}")
+        raise ValueError(f"unknown {label} {_rust_debug(value)}; expected {expected}")
     return value
 
 
@@ -84,7 +112,7 @@ class PolicyHandle:
     @property
     def output(self) -> str:
         """The inference output this policy needs: ``"q"`` or ``"pv"`` (a (logits, values) tuple)."""
-        return PV_OUTPUT if self._name in ("ppo", "alphazero") else Q_OUTPUT
+        return _PV_OUTPUT if self._name in ("ppo", "alphazero") else _Q_OUTPUT
 
     @property
     def n_heads(self) -> int:
@@ -131,8 +159,8 @@ class PolicyHandle:
     def EpsilonGreedyQ(n_heads=1, epsilon=0.1) -> PolicyHandle:
         """Greedy over legal Q (one head per episode when ``n_heads > 1``), uniform legal exploration
         with probability ``epsilon``.  Callback output: ``(rows, n_heads, A)``."""
-        n_heads = as_unsigned("n_heads", n_heads)
-        epsilon = unit_interval("epsilon", epsilon)
+        n_heads = _as_unsigned("n_heads", n_heads)
+        epsilon = _unit_interval("epsilon", epsilon)
         return PolicyHandle("epsilon_greedy_q", {"n_heads": n_heads, "epsilon": epsilon})
 
     @staticmethod
@@ -162,13 +190,13 @@ class PolicyHandle:
         path carrying a ``virtual_loss`` (visits + 1, value - virtual_loss for the mover) until
         its backup; 1 is the unbatched search (docs/leaf-batching.md)."""
         params = {
-            "num_simulations": as_unsigned("num_simulations", num_simulations),
-            "c_puct": nonneg_finite("c_puct", c_puct),
-            "max_depth": as_signed("max_depth", max_depth, 32),
-            "temperature": nonneg_finite("temperature", temperature),
+            "num_simulations": _as_unsigned("num_simulations", num_simulations),
+            "c_puct": _nonneg_finite("c_puct", c_puct),
+            "max_depth": _as_signed("max_depth", max_depth, 32),
+            "temperature": _nonneg_finite("temperature", temperature),
             "temperature_drop": None
             if temperature_drop is None
-            else c_long_then_u32("temperature_drop", temperature_drop),
+            else _c_long_then_u32("temperature_drop", temperature_drop),
             "sequential_backup": _choice("sequential_backup", sequential_backup, ("auto", "maxn")),
         }
         _leaf_batch(params, leaf_batch, virtual_loss)
@@ -194,14 +222,14 @@ class PolicyHandle:
         """UCT (decoupled UCT for simultaneous games).  Callback output: Q ``(rows, 1, A)``.
         ``leaf_batch`` / ``virtual_loss``: as for :meth:`AlphaZero`."""
         params = {
-            "num_simulations": as_unsigned("num_simulations", num_simulations),
-            "uct_c": nonneg_finite("uct_c", uct_c),
-            "max_depth": as_signed("max_depth", max_depth, 32),
+            "num_simulations": _as_unsigned("num_simulations", num_simulations),
+            "uct_c": _nonneg_finite("uct_c", uct_c),
+            "max_depth": _as_signed("max_depth", max_depth, 32),
             "act_by": _choice("act_by", act_by, ("value", "visits")),
-            "temperature": nonneg_finite("temperature", temperature),
+            "temperature": _nonneg_finite("temperature", temperature),
             "temperature_drop": None
             if temperature_drop is None
-            else c_long_then_u32("temperature_drop", temperature_drop),
+            else _c_long_then_u32("temperature_drop", temperature_drop),
         }
         _leaf_batch(params, leaf_batch, virtual_loss)
         return PolicyHandle("mcts", params, _chance(chance, "always_resample"))
@@ -210,11 +238,11 @@ class PolicyHandle:
     def Minimax(depth=4, top_k=None, chance=None) -> PolicyHandle:
         """Depth-limited expectiminimax for two-player zero-sum sequential games; frontier leaves
         scored by the callback for the leaf's own mover.  Callback output: Q ``(rows, 1, A)``."""
-        depth = as_signed("depth", depth, 32)
+        depth = _as_signed("depth", depth, 32)
         if depth < 1:
             raise ValueError("minimax needs at least one ply of lookahead (depth >= 1)")
         if top_k is not None:
-            top_k = as_unsigned("top_k", top_k)
+            top_k = _as_unsigned("top_k", top_k)
             if top_k < 1:
                 raise ValueError("top_k must keep at least one move per node")
         mode = _chance(chance, "expand_all")
@@ -240,12 +268,12 @@ class PolicyHandle:
     ) -> PolicyHandle:
         """Best-first expectimax over ensemble heads.  Callback output: ``(rows, n_heads, A)``."""
         params = {
-            "expansion_budget": as_unsigned("expansion_budget", expansion_budget),
-            "top_k": as_unsigned("top_k", top_k),
-            "max_depth": as_signed("max_depth", max_depth, 32),
-            "beta": unit_interval("beta", beta),
-            "n_heads": as_unsigned("n_heads", n_heads),
-            "epsilon": unit_interval("epsilon", epsilon),
+            "expansion_budget": _as_unsigned("expansion_budget", expansion_budget),
+            "top_k": _as_unsigned("top_k", top_k),
+            "max_depth": _as_signed("max_depth", max_depth, 32),
+            "beta": _unit_interval("beta", beta),
+            "n_heads": _as_unsigned("n_heads", n_heads),
+            "epsilon": _unit_interval("epsilon", epsilon),
         }
         if not isinstance(opponent, str):
             raise TypeError(
@@ -254,11 +282,11 @@ class PolicyHandle:
         if opponent not in ("uniform", "distributional"):
             raise ValueError(f"unknown opponent {opponent}")
         params["opponent"] = opponent
-        t = as_float("opp_temperature", opp_temperature, finite=False)
+        t = _as_float("opp_temperature", opp_temperature, finite=False)
         if not (t > 0.0 and t != float("inf")):
             raise ValueError("opp_temperature must be finite and > 0")
         params["opp_temperature"] = t
-        params["opp_floor"] = unit_interval("opp_floor", opp_floor)
+        params["opp_floor"] = _unit_interval("opp_floor", opp_floor)
         mode = _chance(chance, "committed")
         if mode.name == "always_resample":
             raise ValueError(
@@ -285,7 +313,7 @@ _REGISTRY = {
 }
 
 
-registered, make = registry("policy", _REGISTRY)
+registered, make = _registry("policy", _REGISTRY)
 
 # not picklable, as 0.4.0 (tests/reliability/test_no_pickle.py)
-PolicyHandle.__reduce_ex__ = refuse_pickle
+PolicyHandle.__reduce_ex__ = _refuse_pickle

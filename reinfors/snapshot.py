@@ -31,9 +31,9 @@ import struct
 import numpy as np
 
 from . import _canon
-from ._runtime.runtime import Runtime
 from ._validate import refuse_pickle
 from .jit import engine_codes as C
+from .jit.engine_schema import BY_NAME, SNAPSHOT_ARRAYS
 
 __all__ = ["EngineSnapshot", "snapshot_fingerprint"]
 
@@ -49,38 +49,11 @@ _DTYPES = {1: np.dtype("<i8"), 2: np.dtype("<u8"), 3: np.dtype("<f8"), 4: np.dty
 _CODES = {dt.newbyteorder("="): c for c, dt in _DTYPES.items()}
 _CODES.update({dt: c for c, dt in _DTYPES.items()})
 
-# Per array: (dtype code, ndim, first axis is the slot axis).  Mirrors Runtime.SNAPSHOT_ARRAYS.
+# Per snapshot array, in the blob's order: (dtype code, ndim, first axis is the slot axis), from
+# the engine's array schema (reinfors/jit/engine_schema.py).
 _LAYOUT = {
-    "states": (1, 2, True),
-    "srng": (2, 2, True),
-    "sinfo": (1, 2, True),
-    "act_agents": (1, 2, True),
-    "root": (4, 3, True),
-    "legal": (5, 3, True),
-    "iscr": (1, 2, True),
-    "fscr": (3, 2, True),
-    "amounts": (3, 3, True),
-    "ep_ret": (3, 2, True),
-    "r_meta": (1, 2, False),
-    "r_f": (3, 2, False),
-    "r_obs": (4, 2, False),
-    "r_next_obs": (4, 2, False),
-    "r_mask": (4, 2, False),
-    "r_legal": (5, 2, False),
-    "r_next_legal": (5, 2, False),
-    "r_tgt": (3, 2, False),
-    "traj_idx": (1, 3, True),
-    "traj_cnt": (1, 2, True),
-    "last_act": (1, 2, True),
-    "tele": (1, 2, True),
-    "ftele": (3, 2, True),
-    "pending": (1, 1, True),
-    "episodes": (3, 2, False),
-    "sb_states": (1, 3, True),
-    "sb_meta": (1, 2, True),
-    "sb_rng": (2, 2, True),
+    n: (_CODES[np.dtype(BY_NAME[n].dtype)], BY_NAME[n].ndim, BY_NAME[n].per_slot) for n in SNAPSHOT_ARRAYS
 }
-assert set(_LAYOUT) == set(Runtime.SNAPSHOT_ARRAYS)
 _SCALARS = ("target", "rec", "episodes", "emitted", "levels_done", "records_done")
 
 

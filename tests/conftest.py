@@ -49,7 +49,7 @@ def pytest_sessionstart(session):
     outs = [p.communicate(timeout=1800)[0] for p in procs]
     tr = config.pluginmanager.get_plugin("terminalreporter")
     say = tr.write_line if tr is not None else print
-    for p, out in zip(procs, outs):
+    for p, out in zip(procs, outs, strict=True):
         if p.returncode != 0:  # the tests themselves will meet (and report) the same failure
             say(f"precompile share failed (exit {p.returncode}); the workers compile lazily:\n{out[-2000:]}")
     say(f"precompiled the shared kernel modules in {shares} processes: {time.perf_counter() - t0:.0f} s")

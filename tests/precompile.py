@@ -72,7 +72,7 @@ def _search(make, policy, learner, infer, **kw):
 
 def _nim():
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from test_user_games import make_nim
+    from helpers import make_nim
 
     return make_nim(4)
 

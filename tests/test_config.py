@@ -8,21 +8,12 @@ import copy
 import json
 import subprocess
 
-import numpy as np
 import pytest
+from helpers import linear_q, zero_pv  # tests/ is on sys.path (rootdir conftest)
 
 import reinfors as rf
 
 C4_REWARD = rf.Reward(win=1.0, loss=-1.0)
-
-
-def zero_pv(a):
-    return lambda obs: (np.zeros((len(obs), a)), np.zeros(len(obs)))
-
-
-def linear_q(obs_size, a, heads=1):
-    w = np.random.default_rng(0).standard_normal((obs_size, heads * a)) * 0.3
-    return lambda obs: (obs[:, :, None].astype(np.float64) * w[None]).sum(axis=1).reshape(len(obs), heads, a)
 
 
 COMPOSITIONS = {

@@ -1,4 +1,7 @@
-"""Architecture rules: reinfors/jit is kernels only and never imports orchestration."""
+"""Architecture rules: reinfors/jit is kernels only and never imports orchestration.
+
+The rules cover every ``.py`` file under ``reinfors/jit``, the kernel parts of
+``reinfors/jit/kernels`` (instantiated per game by ``reinfors/_runtime/codegen.py``) included."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ ALLOWED_STDLIB = {
     "warnings",
     "pathlib",
     "time",
+    "typing",
 }
 # Pure argument-conversion leaf (imports only the stdlib and numpy): game files use it in make_params.
 # ctypes is there for PySequence_Check, the test PyO3's Vec extraction makes.
@@ -52,6 +56,13 @@ def test_jit_imports_only_numpy_numba_and_itself():
     assert not bad, bad
 
 
+def test_the_kernel_parts_are_covered():
+    """The kernels are ordinary .py files (no text templates the rules above could miss)."""
+    parts = {p.name for p in (PKG / "jit" / "kernels").glob("*.py")}
+    assert {"game_kernels.py", "engine_records.py", "engine_slots.py", "search_driver.py"} <= parts
+    assert not list(PKG.rglob("*.tmpl"))
+
+
 def test_allowed_leaves_import_nothing_of_the_package():
     for leaf in ALLOWED_LEAVES:
         path = PKG / (leaf.split(".", 1)[1] + ".py")
@@ -72,3 +83,15 @@ def test_no_parallel_true_inside_jit_and_no_njit_outside():
                     target = dec.func if isinstance(dec, ast.Call) else dec
                     label = ast.unparse(target)
                     assert label.split(".")[-1] not in ("njit", "jit", "kernel", "leaf"), f"{path}: {label}"
+
+
+def test_no_test_module_imports_another():
+    """Shared test code lives in tests/helpers.py (and non-test modules such as
+    tests/differential/harness.py), never in a test module another one imports."""
+    tests = Path(__file__).resolve().parent
+    bad = []
+    for path in tests.rglob("*.py"):
+        for name in _imports(path):
+            if name.lstrip(".").split(".")[-1].startswith("test_"):
+                bad.append(f"{path.relative_to(tests)}: {name}")
+    assert not bad, bad

@@ -1,4 +1,5 @@
-"""User-defined games: njit functions written right here run through Env and check_game.
+"""User-defined games: njit functions written in a test file (Nim, tests/helpers.py) run through
+Env and check_game.
 
 The game is a one-pile Nim variant: players alternately take 1 or 2 stones from a pile of
 ``params[0]``; whoever takes the last stone wins.  With a pile of 4, the first player can
@@ -7,80 +8,19 @@ always win by leaving a multiple of 3.
 
 from __future__ import annotations
 
+from helpers import (  # tests/ is on sys.path (rootdir conftest); Nim is defined there
+    make_nim,
+    nim_active,
+    nim_encode,
+    nim_legal,
+    nim_step,
+    nim_terminal,
+)
 from numba import njit
 
 import reinfors as rf
 from reinfors.jit.games import tictactoe
 from reinfors.jit.games._contract import HEADER
-
-PILE = HEADER
-TURN = HEADER + 1
-WINNER = HEADER + 2
-
-
-@njit
-def nim_init(params, state):
-    state[PILE] = params[0]
-    state[TURN] = 0
-    state[WINNER] = -1
-
-
-@njit
-def nim_legal(params, state, agent, mask):
-    n = 0
-    for a in range(2):
-        ok = state[TURN] == agent and a + 1 <= state[PILE]
-        mask[a] = 1 if ok else 0
-        n += 1 if ok else 0
-    return n
-
-
-@njit
-def nim_active(params, state, out):
-    out[0] = state[TURN]
-    return 1
-
-
-@njit
-def nim_step(params, state, actions, amounts):
-    p = state[TURN]
-    state[PILE] -= actions[p] + 1
-    if state[PILE] == 0:
-        state[WINNER] = p
-        amounts[p, 0] += 1.0
-        amounts[1 - p, 1] += 1.0
-    else:
-        state[TURN] = 1 - p
-
-
-@njit
-def nim_terminal(params, state):
-    return state[WINNER] >= 0
-
-
-@njit
-def nim_encode(params, state, agent, out):
-    out[0] = state[PILE] / params[0]
-    out[1] = 1.0 if state[TURN] == agent else 0.0
-
-
-def make_nim(pile=4, encode=nim_encode, name="nim"):
-    return rf.games.custom(
-        name,
-        n_players=2,
-        n_actions=2,
-        obs_shape=(2,),
-        state_size=HEADER + 3,
-        reward_keys=("win", "loss"),
-        reward_defaults=(1.0, -1.0),
-        init=nim_init,
-        step=nim_step,
-        legal=nim_legal,
-        active=nim_active,
-        is_terminal=nim_terminal,
-        encode=encode,
-        params=[pile],
-    )
 
 
 def test_user_game_runs_through_env():

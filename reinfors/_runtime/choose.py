@@ -35,7 +35,6 @@ import threading
 import numpy as np
 
 from reinfors._validate import as_sequence
-
 from reinfors.jit import dedupe as _dedupe
 from reinfors.jit import engine_codes as C
 
@@ -109,7 +108,7 @@ def _validate(policy, envs, infer, seed, plies, gamma):
     → clairvoyance → Minimax two-player → the acting-ply limit (AlphaZero, Mcts).
     """
     from reinfors._validate import as_float, as_unsigned
-    from reinfors.learners import CATALOGUE_COMPAT
+    from reinfors.learners import _CATALOGUE_COMPAT as CATALOGUE_COMPAT
 
     # PyO3 argument extraction: envs, seed, plies, gamma.
     envs = _envs_arg(envs)

@@ -1,24 +1,31 @@
 """Per-game kernel modules, generated as small files so they load from Numba's on-disk cache.
 
-Engine-side kernels (the shared step semantics, batched playouts, later the collection loops)
-are generic over the game but must call the game's rules *statically*: Numba inlines a global
-dispatcher it can see at compile time, while closures, dispatchers passed as arguments and
-jitclasses never load from the cache (design.md §2, §4).  So for each game we write a module
-file::
+Engine-side kernels (the shared step semantics, batched playouts, the collection loops, the tree
+searches) and the solvers' tree passes are generic over the game but must call the game's rules
+*statically*: Numba inlines a global dispatcher it can see at compile time, while closures,
+dispatchers passed as arguments and jitclasses never load from the cache (docs/architecture.md,
+"Numba compile facts").  So for each game one module file is written per kernel family::
 
-    <cache_dir>/generated/<name>_<hash>.py
-        from reinfors._gamefns import connect4_step_<h> as G_step   # header, one line per role
+    <cache_dir>/generated/<name>_<family>_<hash>.py
+        from reinfors._gamefns import <module>__step as G_step     # header: one line per role
         ...
-        <reinfors/jit/game_kernels.tmpl>                            # body: shared step
-        <reinfors/jit/engine_{records,slots,routing}.tmpl>          #   semantics + runtime
-        <reinfors/jit/engine_cache.tmpl>                            #   (+cache families)
-        <reinfors/jit/search_*.tmpl of the family | search_stub.tmpl> #   + tree search
-        <reinfors/jit/search_chance.tmpl>                           #   + its chance nodes
+        N_ACTIONS = 7                                             #   + the family's constants
+        ...
+        <reinfors/jit/kernels/game_kernels.py>                    # parts: shared step semantics
+        <reinfors/jit/kernels/engine_{records,slots,routing}.py>  #   + runtime
+        <reinfors/jit/kernels/engine_cache.py>                    #   (+cache families)
+        <reinfors/jit/kernels/search_*.py of the family | search_stub.py>  #   + tree search
+
+The parts are ordinary Python files (``reinfors/jit/kernels``); the names they take from the
+header and from each other are imported under ``if TYPE_CHECKING:`` (for linters only; the
+header's stubs are ``reinfors/jit/kernels/_header.py``).  :func:`instantiate` is the one
+mechanism: the engine's families (:func:`kernel_module`) and the solvers' templates
+(``reinfors/solvers/cfr.py``, ``deep_cfr.py``) all go through it.
 
 The game's njit functions are published as attributes of the holder module
 ``reinfors._gamefns`` (so the header can import them whether they live in a package, a script or
-a notebook cell), and the file name embeds a hash over the template, the header and the source
-of every game function plus the simple globals it reads.  Editing a game therefore produces a new
+a notebook cell), and the file name embeds a hash over the parts, the header and the source of
+every game function plus the simple globals it reads.  Editing a game therefore produces a new
 file (a cold compile), and an unchanged game reuses the cached machine code across processes.
 """
 
@@ -38,25 +45,23 @@ import numpy as np
 from reinfors.jit import _compile
 from reinfors.jit.games import _contract, _defaults
 
-_JIT = Path(_compile.__file__).resolve().parent
+_PARTS = Path(_compile.__file__).resolve().parent / "kernels"
 # Kernel families: the model-free engine compiles without the tree-search kernels (their
 # entry points are stubs there), so a DQN/PPO composition pays no compile time for search.
 # Each search family — ``tree`` (AlphaZero / Mcts), ``minimax``, ``selexp`` — concatenates only
 # its own policy files plus the shared parts and the driver; header constants prune the other
 # policies' branches before typing (an absent policy's names are never resolved).  ``+cache``
 # adds the inference-cache paths (``CACHE_ON``).
-_ENGINE = ("game_kernels.tmpl", "engine_records.tmpl", "engine_slots.tmpl", "engine_routing.tmpl")
-_CACHE = _JIT / "engine_cache.tmpl"  # +cache families only
-_SEARCH = ("search_parts.tmpl", "search_chance.tmpl")
+_ENGINE = ("game_kernels", "engine_records", "engine_slots", "engine_routing")
+_CACHE = (_PARTS / "engine_cache.py",)  # +cache families only
+_SEARCH = ("search_parts", "search_chance")
 _TEMPLATES = {
-    name: tuple(_JIT / f for f in files)
+    name: tuple(_PARTS / f"{f}.py" for f in files)
     for name, files in {
-        "modelfree": _ENGINE + ("search_stub.tmpl",),
-        "tree": _ENGINE + _SEARCH + ("search_puct.tmpl", "search_decoupled.tmpl", "search_driver.tmpl"),
-        "minimax": _ENGINE + _SEARCH + ("search_minimax.tmpl", "search_driver.tmpl"),
-        "selexp": _ENGINE + _SEARCH + (
-            "search_minimax.tmpl", "search_selexp.tmpl", "search_sxsim.tmpl", "search_driver.tmpl"
-        ),
+        "modelfree": _ENGINE + ("search_stub",),
+        "tree": _ENGINE + _SEARCH + ("search_puct", "search_decoupled", "search_driver"),
+        "minimax": _ENGINE + _SEARCH + ("search_minimax", "search_driver"),
+        "selexp": _ENGINE + _SEARCH + ("search_minimax", "search_selexp", "search_sxsim", "search_driver"),
     }.items()
 }
 FAMILIES = tuple(f"{b}{c}" for b in _TEMPLATES for c in ("", "+cache"))
@@ -150,40 +155,76 @@ def kernel_module(
     for role in _OPTIONAL:
         if fns.get(role) is None:
             fns[role] = getattr(_defaults, role)
-    template = "".join(t.read_text() for t in _TEMPLATES[base] + ((_CACHE,) if option == "cache" else ()))
-    h = hashlib.sha256(template.encode())
     flags = f"{bool(simultaneous)}|{bool(chance_in_step)}|{bool(legal_ranks)}|{has_list}|{head_mapped}|{bool(start_buffer)}"
     flags += f"|{bool(leaf_batch)}"
-    h.update(f"{name}|{n_actions}|{family}|{flags}".encode())
-    for role in ROLES:
+    constants = {  # the header's constants (stubbed in reinfors/jit/kernels/_header.py)
+        "N_ACTIONS": int(n_actions),
+        "SIMUL": bool(simultaneous),
+        "CHANCE_IN_STEP": bool(chance_in_step),
+        "LEGAL_RANKED": bool(legal_ranks),
+        "LEGAL_LIST": has_list,
+        "HEAD_MAPPED": head_mapped,
+        "FAM_MODELFREE": base == "modelfree",
+        "FAM_TREE": base == "tree",
+        "FAM_MMX": base == "minimax",
+        "FAM_SX": base == "selexp",
+        "CACHE_ON": option == "cache",
+        "SB_ON": bool(start_buffer),
+        "LB_ON": bool(leaf_batch),
+    }
+    return instantiate(
+        family.replace("+", "_"),
+        name,
+        _TEMPLATES[base] + (_CACHE if option == "cache" else ()),
+        fns,
+        ROLES,
+        key=f"{name}|{n_actions}|{family}|{flags}",
+        constants=constants,
+        what="reinfors kernels",
+    )
+
+
+def _part_source(path: Path) -> str:
+    """A part's text for concatenation: without its ``from __future__`` lines (legal only at the
+    top of the generated file)."""
+    return "".join(line for line in path.read_text().splitlines(keepends=True) if not line.startswith("from __future__"))
+
+
+def instantiate(
+    kind: str,
+    name: str,
+    parts,
+    fns: dict,
+    roles,
+    key: str,
+    constants: dict | None = None,
+    what: str = "reinfors kernels",
+) -> types.ModuleType:
+    """Generate (or reuse) and import the module of ``parts`` (paths of kernel parts or solver
+    templates, concatenated in order) bound to one game: ``fns[role]`` becomes ``G_<role>`` for
+    every role of ``roles``, and ``constants`` are written as ``NAME = value`` lines.  The file
+    name (``<game>_<kind>_<hash>``) embeds a hash over the parts, ``key`` (everything else the
+    module depends on) and the source of every bound function, so an unchanged game reuses its
+    cached machine code across processes and an edited one compiles afresh."""
+    body = "".join(_part_source(Path(p)) for p in parts)
+    h = hashlib.sha256(body.encode())
+    h.update(key.encode())
+    for role in roles:
         h.update(role.encode())
         _fn_fingerprint(fns[role], h, set())
+    for k, v in (constants or {}).items():
+        h.update(f"{k}={v!r}".encode())
     digest = h.hexdigest()[:16]
     safe = "".join(c if c.isalnum() else "_" for c in name)[:40] or "game"
-    mod_name = f"{safe}_{family.replace('+', '_')}_{digest}"
+    mod_name = f"{safe}_{kind}_{digest}"
     with _lock:
         mod = _loaded.get(mod_name)
         if mod is not None:
             return mod
-        lines = [
-            f'"""Generated reinfors kernels for game {name!r} (hash {digest}); do not edit."""',
-            "",
-        ]
-        lines += bind_roles(mod_name, fns, ROLES)
-        lines.append(f"N_ACTIONS = {int(n_actions)}")
-        lines.append(f"SIMUL = {bool(simultaneous)}")
-        lines.append(f"CHANCE_IN_STEP = {bool(chance_in_step)}")
-        lines.append(f"LEGAL_RANKED = {bool(legal_ranks)}")
-        lines.append(f"LEGAL_LIST = {has_list}")
-        lines.append(f"HEAD_MAPPED = {head_mapped}")
-        lines.append(f"FAM_MODELFREE = {base == 'modelfree'}")
-        lines.append(f"FAM_TREE = {base == 'tree'}")
-        lines.append(f"FAM_MMX = {base == 'minimax'}")
-        lines.append(f"FAM_SX = {base == 'selexp'}")
-        lines.append(f"CACHE_ON = {option == 'cache'}")
-        lines.append(f"SB_ON = {bool(start_buffer)}")
-        lines.append(f"LB_ON = {bool(leaf_batch)}")
-        mod = import_generated(mod_name, "\n".join(lines) + "\n" + template)
+        lines = [f'"""Generated {what} for game {name!r} (hash {digest}); do not edit."""', ""]
+        lines += bind_roles(mod_name, fns, roles)
+        lines += [f"{k} = {v!r}" for k, v in (constants or {}).items()]
+        mod = import_generated(mod_name, "\n".join(lines) + "\n" + body)
         _loaded[mod_name] = mod
         return mod
 
@@ -201,8 +242,8 @@ def bind_roles(mod_name: str, fns: dict, roles) -> list[str]:
 
 def import_generated(mod_name: str, source: str) -> types.ModuleType:
     """Write ``source`` as ``<cache_dir>/generated/<mod_name>.py`` (atomically, only when it
-    changed) and import it, so its njit functions cache on disk like the package's own.  Callers
-    hold their own lock and keep their own cache of loaded modules."""
+    changed) and import it, so its njit functions cache on disk like the package's own.  The
+    caller (:func:`instantiate`) holds the lock and keeps the loaded modules."""
     gen_dir = _compile.cache_dir() / "generated"
     gen_dir.mkdir(parents=True, exist_ok=True)
     _compile.register_cache_root(gen_dir)

@@ -104,7 +104,7 @@ def _search_spec(policy, learner, d, n_games: int) -> dict:
         )
         # Leaf batching (leaf_batch > 1): up to k leaves per inference round, so k times the rows
         # of a request; t_path keeps the working path plus k saved blocks (4 context rows and a
-        # path each, search_puct.tmpl).  More leaves than simulations can never be selected.
+        # path each, search_puct.py).  More leaves than simulations can never be selected.
         k = min(int(p.get("leaf_batch", 1)), sims)
         if k > 1:
             spec.update(
@@ -135,7 +135,7 @@ def _search_spec(policy, learner, d, n_games: int) -> dict:
         )
         if d.simultaneous:
             # One search per acting agent; an expansion fans each of the searcher's actions over
-            # the co-movers' joint and the chance outcomes (search_sxsim.tmpl).
+            # the co-movers' joint and the chance outcomes (search_sxsim.py).
             fan = 1
             if d.has_chance and chance is not None:
                 fan = max(1, d.max_chance) if chance.name == "expand_all" else chance._samples

@@ -1,6 +1,6 @@
 """The collection runtime: slots as preallocated arrays, worker threads, the scheduler loop.
 
-Roles (the seed's, mapped to Numba — design.md §1):
+Roles (docs/architecture.md, "Thread roles"):
 
 * **slots** are row indices into the arrays of ``E`` (game state, RNG, acting agents, root rows,
   masks, predictions, learner windows); no Python object per slot;
@@ -16,7 +16,7 @@ Roles (the seed's, mapped to Numba — design.md §1):
   output once per fire and routes predictions back by position in one njit call; when nothing
   is in flight it closes and fires open arenas (quiescence), and it owns the window target.
 
-Determinism at any thread count (design.md §1): a record is tagged with the slot's decision
+Determinism at any thread count (docs/architecture.md): a record is tagged with the slot's decision
 level at which it was emitted; a window takes every record below the target level ``T`` and
 orders them by ``(level, slot, sequence)``.  Slots park at ``T`` (before requesting level-``T``
 rows), so the records of a window — and their order — depend only on the seed, never on timing,
@@ -45,6 +45,8 @@ from reinfors.jit import engine_codes as C
 from reinfors.jit import outputs as _outputs
 from reinfors.jit import records as _records
 from reinfors.jit import rings
+
+from . import schema as _schema
 
 __all__ = ["Runtime", "KernelError", "kernel_family"]
 
@@ -380,7 +382,7 @@ class Runtime:
         """The per-slot search trees (struct of arrays; tiny placeholders without search)."""
         N, A = self.N, self.A
         # Without search a slot's t_edges row is the model-free choices' legal-order scratch
-        # (games with LEGAL_RANKS: engine_slots.tmpl); the other tree arrays are placeholders.
+        # (games with LEGAL_RANKS: engine_slots.py); the other tree arrays are placeholders.
         G_order = G if search is None and self.gdef.legal_ranks and not self.gdef.simultaneous else 1
         if search is None:
             G = M = P = S = 1
@@ -396,14 +398,14 @@ class Runtime:
             t_visits=np.zeros((G, M, E_A), np.int64),  # edge visits
             t_ef=np.zeros((G, M, E_A, C.EF_RALL + (N if maxn else 0)), np.float64),  # prior, value sum, rewards
             # values, rewards, prob / pw, sigma (SelectiveExpectimax on simultaneous games: n_heads + 5);
-            # the last column: an outcome child's probability (search_chance.tmpl)
+            # the last column: an outcome child's probability (search_chance.py)
             t_nv=np.zeros((G, M, max(n_heads + 5, 2 * N + 1) + 1), np.float64),
             t_legal=np.zeros((G, M, E_A), np.uint8),  # legal masks (per agent when simultaneous)
             t_path=np.zeros((G, P, 2), np.int64),  # selection path (node, action)
             t_rng=np.zeros((G, 1), np.uint64),  # in-tree chance stream
             t_list=np.zeros((G, 4, M), np.int64),  # frontier (x2), new-node and batch lists
             # sequential games: each node's legal actions (in order; count in t_ni[..., TN_NLEG]; the
-            # trees below the root touch only legal edges: search_parts.tmpl); a placeholder when
+            # trees below the root touch only legal edges: search_parts.py); a placeholder when
             # simultaneous
             t_edges=np.zeros((max(G, G_order), M, 1 if self.gdef.simultaneous else A), np.int32),
         )
@@ -522,21 +524,14 @@ class Runtime:
 
     # -- state plumbing --------------------------------------------------------------------------
 
-    _ORDER = (
-        "params", "cfg", "fcfg", "weights", "learn", "ctl", "states", "srng", "sinfo", "act_agents", "root",
-        "legal", "preds", "iscr", "ep_ret", "arena_rows", "arena_ctl", "arena_done", "msg_seq", "msg_data",
-        "msg_pos", "r_meta", "r_f", "r_obs", "r_next_obs", "r_mask", "r_legal", "r_next_legal", "traj_idx",
-        "traj_cnt", "last_act", "tele", "pending", "episodes", "rdy_seq", "rdy_data", "rdy_pos", "fscr", "amounts",
-        "t_state", "t_ni", "t_child", "t_visits", "t_ef", "t_nv", "t_legal", "t_path", "t_rng", "t_list", "rq",
-        "r_tgt", "ftele", "cctl", "c_keys", "c_gen", "c_vals", "c_logk", "c_logi", "c_logv", "a_keys", "a_index",
-        "a_alias", "a_alias_n", "a_epoch", "gated", "gated_n", "rkeys", "rdedup", "sb_states", "sb_meta", "sb_rng",
-        "t_edges",
-    )  # fmt: skip
+    _ORDER = _schema.ORDER  # the address table's rows (reinfors/jit/engine_schema.py)
 
     def _build_E(self) -> None:
-        """The address table every kernel entry point receives (reinfors/jit/pointers.py):
-        ``E[i] = (address, dims...)`` of the i-th state array in ``_ORDER``.  The arrays stay
-        referenced by ``self._arrays``; the table is rebuilt after any reallocation."""
+        """The address table every kernel entry point receives (reinfors/jit/pointers.py): row
+        ``i = (address, dims...)`` of the i-th state array in ``_ORDER``, which the kernels read
+        by name (``E.t_ni``).  Every array is checked against the schema (dtype, ndim) when its
+        row is built.  The arrays stay referenced by ``self._arrays``; the table is rebuilt after
+        any reallocation."""
         table = np.zeros((len(self._ORDER), 5), np.int64)
         seen = getattr(self, "_E_rows", None) or {}
         rows = {}
@@ -546,8 +541,7 @@ class Runtime:
             if hit is not None and hit[0] is a and hit[1][1 : 1 + a.ndim] == a.shape:
                 row = hit[1]  # unchanged array: its address row (reading ctypes.data costs ~10 us)
             else:
-                if not a.flags.c_contiguous or a.ndim > 4:
-                    raise AssertionError(f"engine array {name} must be C-contiguous with ndim <= 4")
+                _schema.check_array(name, a)  # dtype, ndim and contiguity as the kernels read it
                 row = (a.ctypes.data, *a.shape)
             rows[name] = (a, row)
             table[i, : len(row)] = row
@@ -802,7 +796,7 @@ class Runtime:
         """Collect until the records below the target level reach ``floor``; returns the record
         count (records ``[0, count)`` of the pool, in kernel order)."""
         G = self.G
-        k, ctl = self.k, self.ctl
+        ctl = self.ctl
         base = int(self._arrays["sinfo"][:, C.SI_LEVEL].min())
         self.window_base = base
         # Records a previous window completed beyond its cut (see _cut_at) count first; when they
@@ -1247,17 +1241,9 @@ class Runtime:
 
     # -- snapshots (Engine.snapshot / Engine.restore) ---------------------------------------------
 
-    # The arrays that carry a slot's state from one collect window to the next.  Excluded: the
-    # engine constants (params, cfg, fcfg, weights, learn: rebuilt from the composition), the
-    # arena / message / ready rings and span tables (empty between windows; sized by batch_size),
-    # per-request scratch (preds, rq: written before they are read) and the search trees (a fresh
-    # tree per decision; between windows no search is under way).  Arrays named ``c_*`` (the
-    # inference cache) are never captured.
-    SNAPSHOT_ARRAYS = (
-        "states", "srng", "sinfo", "act_agents", "root", "legal", "iscr", "fscr", "amounts", "ep_ret",
-        "r_meta", "r_f", "r_obs", "r_next_obs", "r_mask", "r_legal", "r_next_legal", "r_tgt",
-        "traj_idx", "traj_cnt", "last_act", "tele", "ftele", "pending", "episodes", "sb_states", "sb_meta", "sb_rng",
-    )  # fmt: skip
+    # The arrays that carry a slot's state from one collect window to the next, in a snapshot
+    # blob's order (reinfors/jit/engine_schema.py says which and why).
+    SNAPSHOT_ARRAYS = _schema.SNAPSHOT_ARRAYS
     # ctl words that carry across windows (the others are per-window, or route geometry).
     SNAPSHOT_CTL = {"target": C.C_TARGET, "rec": C.C_REC, "episodes": C.C_EPISODES, "emitted": C.C_EMITTED}
     # Record-pool arrays: rows are records (their count may differ from engine to engine).

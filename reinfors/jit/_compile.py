@@ -4,7 +4,7 @@
   :func:`leaf` for tiny hot helpers that may carry an explicit signature.
 * The on-disk cache lives in a directory keyed by the package version **and** a digest of the
   ``reinfors/jit`` sources.  Numba keys a cache entry on the defining file only, so an edit to a
-  callee in another file would otherwise be served stale (measured, design.md §4).  The key makes
+  callee in another file would otherwise be served stale (measured; docs/architecture.md, "Numba compile facts").  The key makes
   every source edit a fresh cache.
 * When the package directory is read-only (a system site-packages), the cache falls back to a user
   cache directory instead of failing with Numba's "no locator" error.
@@ -69,9 +69,10 @@ BOUNDSCHECK = _flag("REINFORS_BOUNDSCHECK", False)
 
 
 def source_digest() -> str:
-    """Hex digest (16 chars) over every ``.py`` / ``.tmpl`` file under ``reinfors/jit`` (path + bytes)."""
+    """Hex digest (16 chars) over every ``.py`` file under ``reinfors/jit`` (path + bytes): the
+    package's kernels and the kernel parts the generated per-game modules concatenate."""
     h = hashlib.sha256()
-    for path in sorted([*_JIT_DIR.rglob("*.py"), *_JIT_DIR.rglob("*.tmpl")]):
+    for path in sorted(_JIT_DIR.rglob("*.py")):
         h.update(str(path.relative_to(_JIT_DIR)).encode())
         h.update(b"\0")
         h.update(path.read_bytes())

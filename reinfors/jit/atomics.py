@@ -22,7 +22,7 @@ function                      effect                                            
 ============================  ===================================================  ========
 
 Supported dtypes: int32, uint32, int64, uint64.  Arrays must be naturally aligned (NumPy's
-allocations are); a misaligned atomic can fall back to split-lock traps (design.md §1).
+allocations are); a misaligned atomic can fall back to split-lock traps (docs/architecture.md, "Thread roles").
 Operands are cast to the array's dtype.  There is no bounds check: callers index within range.
 
 Thread-safety contract: these are the only primitives that may touch a word other threads

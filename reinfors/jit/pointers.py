@@ -4,9 +4,9 @@ Every NumPy array a kernel receives from Python carries a Numba meminfo, and eve
 tuple element of it taken inside the kernel costs an atomic increment and decrement of that
 meminfo's reference count (measured: ~60% of the engine's per-decision time).  The engine
 therefore passes its state as one ``int64`` table of ``(address, dim0, dim1, dim2, dim3)`` rows
-and rebuilds each array with :func:`numba.carray` over the address: such arrays have no meminfo,
-so views and copies of them are free, and unboxing one small table replaces typing a tuple of
-dozens of arrays on every call from Python.
+and rebuilds each array (read by its row's name: ``E.t_ni``) with :func:`numba.carray` over the
+address: such arrays have no meminfo, so views and copies of them are free, and unboxing one
+small table replaces typing a tuple of dozens of arrays on every call from Python.
 
 Contract: the Python side keeps every addressed array alive and unchanged in shape while any
 kernel that received its table runs (``reinfors/_runtime/runtime.py`` rebuilds the table
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 from numba.core import cgutils, types
-from numba.core.typing.templates import AbstractTemplate, infer, signature
-from numba.extending import intrinsic, lower_builtin, models, register_model
+from numba.core.typing.templates import AttributeTemplate, infer_getattr
+from numba.extending import intrinsic, lower_getattr_generic, models, register_model
 
 
 @intrinsic
@@ -35,11 +35,12 @@ def void_ptr(typingctx, address):
 
 
 class EngineTable(types.Type):
-    """The type of an unpacked address table: ``E[i]`` (a literal ``i``) is the C-contiguous,
-    meminfo-free array of row ``i``, built where it is read.  Its value is the table's data
-    pointer, so copying ``E`` (an ``inline="always"`` callee's argument) is one register, where a
-    tuple of dozens of arrays was a reference-count walk over every member (most of the
-    unoptimised IR of the engine's kernels, and so of their compile time)."""
+    """The type of an unpacked address table: ``E.<name>`` is the C-contiguous, meminfo-free
+    array of the row called ``name``, built where it is read (there is no numeric access: a row
+    is read by its name or not at all).  Its value is the table's data pointer, so copying ``E``
+    (an ``inline="always"`` callee's argument) is one register, where a tuple of dozens of arrays
+    was a reference-count walk over every member (most of the unoptimised IR of the engine's
+    kernels, and so of their compile time)."""
 
     def __init__(self, layout):
         import hashlib
@@ -47,8 +48,11 @@ class EngineTable(types.Type):
         import numpy as np
         from numba.np import numpy_support
 
-        self.layout = tuple((str(np.dtype(dt)), int(nd)) for dt, nd in layout)
-        self.arrays = tuple(types.Array(numpy_support.from_dtype(np.dtype(dt)), nd, "C") for dt, nd in self.layout)
+        self.layout = tuple((str(name), str(np.dtype(dt)), int(nd)) for name, dt, nd in layout)
+        self.index = {name: i for i, (name, _, _) in enumerate(self.layout)}
+        if len(self.index) != len(self.layout):
+            raise ValueError("engine table rows need distinct names")
+        self.arrays = tuple(types.Array(numpy_support.from_dtype(np.dtype(dt)), nd, "C") for _, dt, nd in self.layout)
         digest = hashlib.sha256(repr(self.layout).encode()).hexdigest()[:16]
         super().__init__(name=f"EngineTable({len(self.layout)} rows, {digest})")
 
@@ -59,23 +63,25 @@ class _EngineTableModel(models.PrimitiveModel):
         super().__init__(dmm, fe_type, ir.IntType(64).as_pointer())
 
 
-@infer
-class _EngineTableGetItem(AbstractTemplate):
-    key = "static_getitem"
+@infer_getattr
+class _EngineTableAttributes(AttributeTemplate):
+    key = EngineTable
 
-    def generic(self, args, kws):
-        tbl, idx = args
-        if isinstance(tbl, EngineTable) and isinstance(idx, int) and 0 <= idx < len(tbl.arrays):
-            return signature(tbl.arrays[idx], *args)
-        return None
+    def generic_resolve(self, tbl, attr):
+        i = tbl.index.get(attr)
+        return None if i is None else tbl.arrays[i]
 
 
-@lower_builtin("static_getitem", EngineTable, types.IntegerLiteral)
-def _engine_table_getitem(context, builder, sig, args):
+@lower_getattr_generic(EngineTable)
+def _engine_table_getattr(context, builder, typ, base, attr):
+    i = typ.index[attr]
+    return _row_array(context, builder, base, i, typ.arrays[i])
+
+
+def _row_array(context, builder, base, i, aryty):
+    """The array of row ``i``: ``carray(address, dims)`` from invariant loads of the table."""
     from numba.np.arrayobj import populate_array
 
-    base, i = args
-    aryty = sig.return_type
     i64 = ir.IntType(64)
     empty = builder.module.add_metadata([])
 
@@ -106,9 +112,10 @@ def _engine_table_getitem(context, builder, sig, args):
 
 def table_unpacker(layout):
     """An intrinsic ``unpack(table) -> E`` for an address table of rows ``(address, dim0, dim1,
-    dim2, dim3)``; ``layout[i] = (dtype, ndim)`` of row ``i``.
+    dim2, dim3)``; ``layout[i] = (name, dtype, ndim)`` of row ``i`` (the engine's:
+    ``reinfors/jit/engine_schema.py``).
 
-    ``E[i]`` (a literal index) is ``carray(void_ptr(T[i, 0]), (T[i, 1], ...), dtype)`` — a
+    ``E.name`` is ``carray(void_ptr(T[i, 0]), (T[i, 1], ...), dtype)`` of that row — a
     C-contiguous array without meminfo — built where it is read from invariant loads of the
     table (so repeated reads merge and leave loops).  ``E`` itself (:class:`EngineTable`) is the
     table's data pointer: typed as ONE call, free to copy into inlined callees, and no array of a

@@ -12,7 +12,7 @@ A ring is three arrays::
 consumer only after its cell's sequence number is published with release ordering, and the
 consumer reads it after an acquire load.  Metadata between workers and the scheduler
 (``Emitted`` spans, ``Completed`` decisions) and the ready-slot queue use these rings: 29-67 ns
-per message, where a ``queue.SimpleQueue`` costs 210-520 ns before any work (design.md §1).
+per message, where a ``queue.SimpleQueue`` costs 210-520 ns before any work (docs/architecture.md, "Thread roles").
 """
 
 from __future__ import annotations

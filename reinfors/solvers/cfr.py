@@ -24,7 +24,6 @@ import hashlib
 import json
 import struct
 import threading
-from pathlib import Path
 
 import numpy as np
 
@@ -67,10 +66,6 @@ _G_ROLES = (
 # Tree enumeration: one generated module per game (the gametree template bound to its rules)
 # ---------------------------------------------------------------------------------------------
 
-_gen_lock = threading.Lock()
-_gen_loaded: dict[str, object] = {}
-
-
 def _tree_module(gdef):
     from reinfors.jit.games import _defaults
 
@@ -78,30 +73,16 @@ def _tree_module(gdef):
     for role in _G_ROLES:
         fn = getattr(gdef.ns, role, None)
         fns[role] = fn if fn is not None else getattr(_defaults, role)
-    # the templates: gametree (walk) + mccfr (mccfr_live), without their __future__ lines
-    template = "\n".join(
-        line
-        for path in (_gt.__file__, _mccfr.__file__)
-        for line in Path(path).read_text().splitlines()
-        if not line.startswith("from __future__")
+    # the templates: gametree (walk) + mccfr (mccfr_live), one module per game
+    return codegen.instantiate(
+        "cfrtree",
+        gdef.name,
+        (_gt.__file__, _mccfr.__file__),
+        fns,
+        _G_ROLES,
+        key=f"cfrtree|{gdef.name}|{gdef.n_actions}",
+        what="CFR tree kernels",
     )
-    h = hashlib.sha256(template.encode())
-    h.update(f"cfrtree|{gdef.name}|{gdef.n_actions}".encode())
-    for role in _G_ROLES:
-        h.update(role.encode())
-        codegen._fn_fingerprint(fns[role], h, set())
-    digest = h.hexdigest()[:16]
-    safe = "".join(c if c.isalnum() else "_" for c in gdef.name)[:40] or "game"
-    mod_name = f"cfrtree_{safe}_{digest}"
-    with _gen_lock:
-        mod = _gen_loaded.get(mod_name)
-        if mod is not None:
-            return mod
-        lines = [f"# Generated CFR tree kernels for game {gdef.name!r} (hash {digest}); do not edit."]
-        lines += codegen.bind_roles(mod_name, fns, _G_ROLES)
-        mod = codegen.import_generated(mod_name, "\n".join(lines) + "\n" + template)
-        _gen_loaded[mod_name] = mod
-        return mod
 
 
 _WALK_ERRORS = {
@@ -334,7 +315,7 @@ def _fingerprint(gdef, variant: str) -> str:
     desc = {
         "game": gdef.name,
         "params": [int(x) for x in gdef.params],
-        "reward": dict(zip(gdef.reward_keys, gdef.reward_defaults)),
+        "reward": dict(zip(gdef.reward_keys, gdef.reward_defaults, strict=False)),
         "solver": {"name": "cfr", "variant": variant},
     }
     return hashlib.sha256(json.dumps(desc, sort_keys=True).encode()).hexdigest()
@@ -580,7 +561,7 @@ class Cfr:
     def load(self, bytes) -> None:  # noqa: A002  (the original's parameter name)
         """Restore a :meth:`save` payload of this composition (the continuation is bit-identical)."""
         data = bytes
-        if not isinstance(data, type(b"")):
+        if not isinstance(data, type(b"")):  # noqa: UP003 (the argument is named bytes)
             raise TypeError(f"argument 'bytes': '{type(data).__name__}' object cannot be converted to 'PyBytes'")
         if len(data) < 5 or data[:4] != _MAGIC:
             raise ValueError("not a CFR snapshot payload")

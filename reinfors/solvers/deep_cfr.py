@@ -16,10 +16,7 @@ the CFR best-response kernels (``reinfors.solvers.cfr``).
 
 from __future__ import annotations
 
-import hashlib
-import threading
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -56,10 +53,6 @@ _G_ROLES = (
     "encode",
 )
 
-_gen_lock = threading.Lock()
-_gen_loaded: dict[str, object] = {}
-
-
 def _kernels(gdef):
     """The Deep CFR template bound to ``gdef``'s rules and encoder (generated once, disk-cached)."""
     from reinfors.jit.games import _defaults
@@ -68,24 +61,15 @@ def _kernels(gdef):
     for role in _G_ROLES:
         fn = gdef._encode if role == "encode" else getattr(gdef.ns, role, None)
         fns[role] = fn if fn is not None else getattr(_defaults, role)
-    template = Path(_dc.__file__).read_text()
-    h = hashlib.sha256(template.encode())
-    h.update(f"deepcfr|{gdef.name}|{gdef.n_actions}".encode())
-    for role in _G_ROLES:
-        h.update(role.encode())
-        codegen._fn_fingerprint(fns[role], h, set())
-    digest = h.hexdigest()[:16]
-    safe = "".join(c if c.isalnum() else "_" for c in gdef.name)[:40] or "game"
-    mod_name = f"deepcfr_{safe}_{digest}"
-    with _gen_lock:
-        mod = _gen_loaded.get(mod_name)
-        if mod is not None:
-            return mod
-        lines = [f"# Generated Deep CFR kernels for game {gdef.name!r} (hash {digest}); do not edit."]
-        lines += codegen.bind_roles(mod_name, fns, _G_ROLES)
-        mod = codegen.import_generated(mod_name, "\n".join(lines) + "\n" + template)
-        _gen_loaded[mod_name] = mod
-        return mod
+    return codegen.instantiate(
+        "deepcfr",
+        gdef.name,
+        (_dc.__file__,),
+        fns,
+        _G_ROLES,
+        key=f"deepcfr|{gdef.name}|{gdef.n_actions}",
+        what="Deep CFR kernels",
+    )
 
 
 def _callables(infer, n_players: int) -> list:

@@ -11,8 +11,7 @@ import pytest
 
 import reinfors as rf
 
-from .harness import compare_outcomes, outcome, replay, run_orig
-from .test_engine_vs_original import (
+from .engine_cases import (
     AZ_FIELDS,
     DQN_FIELDS,
     PPO_FIELDS,
@@ -22,6 +21,7 @@ from .test_engine_vs_original import (
     _ours,
     _rows,
 )
+from .harness import compare_outcomes, outcome, replay, run_orig
 
 pytestmark = pytest.mark.differential
 

@@ -183,7 +183,7 @@ def _engine_spec(policy, learner, lk, fields, ek):
 
 
 def test_engine_dqn_episodes_match_the_original():
-    from .test_engine_vs_original import DQN_FIELDS, _decode, _dqn_episodes, _ours
+    from .engine_cases import DQN_FIELDS, _decode, _dqn_episodes, _ours
 
     ek = {"n_games": 4, "seed": 3}
     spec = _engine_spec("EpsilonGreedyQ", "Dqn", {"n_step": 2, "gamma": 0.9}, DQN_FIELDS, ek)
@@ -198,7 +198,7 @@ def test_engine_dqn_episodes_match_the_original():
 def test_engine_ppo_decisions_match_the_original():
     import collections
 
-    from .test_engine_vs_original import PPO_FIELDS, _decode, _ours, _rows
+    from .engine_cases import PPO_FIELDS, _decode, _ours, _rows
 
     ek = {"n_games": 4, "seed": 2}
     spec = _engine_spec("Ppo", "Ppo", {"gamma": 0.97, "lam": 0.9}, PPO_FIELDS, ek)

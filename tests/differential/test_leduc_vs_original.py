@@ -126,7 +126,7 @@ def test_encoder_handle_matches():
 def test_engine_dqn_episodes_match_the_original():
     """Engine self-play on Leduc (private deal at reset, public card inside a step) replays the
     original's episodes bit for bit (see test_engine_vs_original.py for the per-episode scheme)."""
-    from .test_engine_vs_original import DQN_FIELDS, _decode, _dqn_episodes, _ours
+    from .engine_cases import DQN_FIELDS, _decode, _dqn_episodes, _ours
 
     spec = {
         "mode": "engine",
@@ -155,7 +155,7 @@ def test_engine_ppo_decisions_match_the_original():
     set) is one the original records."""
     import collections
 
-    from .test_engine_vs_original import PPO_FIELDS, _decode, _ours, _rows
+    from .engine_cases import PPO_FIELDS, _decode, _ours, _rows
 
     spec = {
         "mode": "engine",

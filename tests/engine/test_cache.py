@@ -1,7 +1,7 @@
 """The inference cache (``infer_cache=N``): behaviour identity with the cache off, gated
 tickets and weights generations (demotion, no stale value served), alias tickets, the liveness
 ladder, capacity overflow and telemetry.  The engine internals are in
-``reinfors/jit/engine_cache.tmpl`` (``_request_cached``, ``_release_gated``, ``_cache_publish``).
+``reinfors/jit/kernels/engine_cache.py`` (``_request_cached``, ``_release_gated``, ``_cache_publish``).
 """
 
 from __future__ import annotations

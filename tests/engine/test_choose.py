@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_user_games import make_nim  # tests/ is on sys.path (rootdir conftest)
+from helpers import (
+    make_nim,  # tests/ is on sys.path (rootdir conftest)
+    zero_pv,
+    zero_q,
+)
 
 import reinfors as rf
 from reinfors._runtime import choose as _choose
@@ -30,14 +34,6 @@ def c4(moves=(), reward=DEFAULT, seed=0, game=C4):
     for m in moves:
         env.step({env.active_agents()[0]: m})
     return env
-
-
-def zero_pv(n_actions):
-    return lambda obs: (np.zeros((len(obs), n_actions)), np.zeros(len(obs)))
-
-
-def zero_q(n_actions):
-    return lambda obs: np.zeros((len(obs), 1, n_actions))
 
 
 class Recorder:

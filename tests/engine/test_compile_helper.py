@@ -97,7 +97,7 @@ def test_the_helper_runs_only_where_it_rebuilds_the_same_module(monkeypatch):
     assert not compile_helper._rebuilds(config, az._kernel_module())
     # a user game has no catalogue entry another process could build it from
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from test_user_games import make_nim
+    from helpers import make_nim
 
     nim = rf.Engine(make_nim(4), rf.Reward(), P.Ppo(), L.Ppo(), n_games=2)
     assert not compile_helper._rebuilds(nim.resolved_config(), nim._kernel_module())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import linear_q as _linear_q  # tests/ is on sys.path (rootdir conftest)
 
 import reinfors as rf
 
@@ -17,12 +18,7 @@ def _rowwise(obs, w):
 
 
 def linear_q(obs_size, n_actions, heads=1, seed=0):
-    w = np.random.default_rng(seed).standard_normal((obs_size, heads * n_actions))
-
-    def infer(obs):
-        return _rowwise(obs, w).reshape(len(obs), heads, n_actions)
-
-    return infer
+    return _linear_q(obs_size, n_actions, heads, seed, scale=1.0)  # unscaled N(0, 1) weights
 
 
 def pv(obs_size, n_actions, seed=0):

@@ -7,39 +7,17 @@ import sys
 
 import numpy as np
 import pytest
-from test_user_games import make_nim  # tests/ is on sys.path (rootdir conftest)
+from helpers import (
+    linear_pv,
+    linear_q,
+    make_nim,  # tests/ is on sys.path (rootdir conftest)
+    zero_pv,
+    zero_q,
+)
 
 import reinfors as rf
 
 C4_REWARD = rf.Reward(win=1.0, loss=-1.0)
-
-
-def zero_pv(n_actions):
-    return lambda obs: (np.zeros((len(obs), n_actions)), np.zeros(len(obs)))
-
-
-def zero_q(n_actions):
-    return lambda obs: np.zeros((len(obs), 1, n_actions))
-
-
-def linear_pv(obs_size, n_actions, seed=0):
-    rs = np.random.default_rng(seed)
-    w = rs.standard_normal((obs_size, n_actions + 1)) * 0.3
-
-    def infer(obs):
-        out = (obs[:, :, None].astype(np.float64) * w[None]).sum(axis=1)  # row-independent
-        return out[:, :n_actions], np.tanh(out[:, n_actions])
-
-    return infer
-
-
-def linear_q(obs_size, n_actions, seed=0):
-    w = np.random.default_rng(seed).standard_normal((obs_size, n_actions)) * 0.3
-
-    def infer(obs):
-        return (obs[:, :, None].astype(np.float64) * w[None]).sum(axis=1)[:, None, :]
-
-    return infer
 
 
 def _opening_rows(batch, n_actions):
@@ -261,7 +239,7 @@ def test_float32_logits_read_in_place_give_the_widened_batches():
 
     ref = run(widened)
     for infer in (f32, wide, strided):
-        for a, b in zip(run(infer), ref):
+        for a, b in zip(run(infer), ref, strict=True):
             for name in ("obs", "policy_targets", "value_targets", "policy_weights", "legal_ids", "players"):
                 np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=f"{infer.__name__} {name}")
 
@@ -286,7 +264,7 @@ def test_float32_logits_read_in_place_give_the_widened_batches():
     eng = engine()
     views = [eng.collect(60, aliased) for _ in range(2)]
     assert not eng._rt.copy_mode
-    for a, b in zip(views, run(lambda obs: (obs[:, :7].copy(), obs[:, 0].copy()))):
+    for a, b in zip(views, run(lambda obs: (obs[:, :7].copy(), obs[:, 0].copy())), strict=True):
         np.testing.assert_array_equal(a.policy_targets, b.policy_targets)
     kept = []
 

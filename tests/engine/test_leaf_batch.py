@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_user_games import make_nim  # tests/ is on sys.path (rootdir conftest)
+from helpers import REWARD as DICE_REWARD
+from helpers import leaf_pv as dice_pv
+from helpers import leaf_q as dice_q
+from helpers import (  # tests/ is on sys.path (rootdir conftest)
+    linear_pv,
+    linear_q,
+    make_dice_race,
+    make_nim,
+    zero_pv,
+    zero_q,
+)
 
 import reinfors as rf
-
-from .test_engine_search import linear_pv, linear_q, zero_pv, zero_q
-from .test_search_chance import REWARD as DICE_REWARD
-from .test_search_chance import leaf_pv as dice_pv
-from .test_search_chance import leaf_q as dice_q
-from .test_search_chance import make_dice_race
 
 P = rf.policies
 C4 = rf.games.Connect4()

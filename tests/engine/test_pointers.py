@@ -1,6 +1,6 @@
-"""The engine's address table (``reinfors/jit/pointers.py``): ``E = unpack(table)`` and ``E[i]``.
+"""The engine's address table (``reinfors/jit/pointers.py``): ``E = unpack(table)`` and ``E.name``.
 
-Every engine kernel reads its state through ``E[i]``; these pin what the rows are (shapes,
+Every engine kernel reads its state through ``E.<row name>``; these pin what the rows are (shapes,
 dtypes, aliasing the addressed arrays) and that ``E`` passes into inlined and called kernels as
 a value of its own, without becoming a tuple."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from reinfors.jit.pointers import EngineTable, table_unpacker
 
-LAYOUT = (("float64", 2), ("int64", 1), ("uint8", 3), ("float32", 4))
+LAYOUT = (("a", "float64", 2), ("b", "int64", 1), ("c", "uint8", 3), ("d", "float32", 4))
 unpack = table_unpacker(LAYOUT)
 
 
@@ -26,13 +26,13 @@ def _table(arrays):
 
 @numba.njit(inline="always")
 def _bump(E, k):  # an inlined callee receives E itself
-    E[1][k] += 1
+    E.b[k] += 1
 
 
 @numba.njit
 def _scale(table, f):  # a called kernel unpacks its own table
     E = unpack(table)
-    x = E[3].reshape(-1)  # a C-contiguous row: a view
+    x = E.d.reshape(-1)  # a C-contiguous row: a view
     for i in range(x.size):
         x[i] *= f
 
@@ -40,7 +40,7 @@ def _scale(table, f):  # a called kernel unpacks its own table
 @numba.njit
 def _kernel(table):
     E = unpack(table)
-    a, b, c, d = E[0], E[1], E[2], E[3]
+    a, b, c, d = E.a, E.b, E.c, E.d
     s = 0.0
     for i in range(a.shape[0]):
         for j in range(a.shape[1]):
@@ -50,7 +50,7 @@ def _kernel(table):
     _bump(E, 0)
     c[1, 2, 3] = 7
     _scale(table, np.float32(2.0))
-    return s, b.shape[0], c.shape, d.shape, E[3].strides
+    return s, b.shape[0], c.shape, d.shape, E.d.strides
 
 
 def test_rows_are_the_addressed_arrays_with_their_shapes_and_dtypes():
@@ -71,12 +71,24 @@ def test_a_row_outside_the_layout_does_not_type():
     @numba.njit
     def bad(table):
         E = unpack(table)
-        return E[4].shape[0]
+        return E.e.shape[0]
 
     with pytest.raises(numba.core.errors.TypingError):
         bad(np.zeros((4, 5), np.int64))
 
 
+def test_rows_have_no_numeric_access():
+    @numba.njit
+    def numbered(table):
+        E = unpack(table)
+        return E[1].shape[0]
+
+    with pytest.raises(numba.core.errors.TypingError):
+        numbered(np.zeros((4, 5), np.int64))
+
+
 def test_tables_of_one_layout_share_one_type():
-    assert EngineTable(LAYOUT) == EngineTable([(np.float64, 2), (np.int64, 1), (np.uint8, 3), (np.float32, 4)])
+    same = [("a", np.float64, 2), ("b", np.int64, 1), ("c", np.uint8, 3), ("d", np.float32, 4)]
+    assert EngineTable(LAYOUT) == EngineTable(same)
     assert EngineTable(LAYOUT) != EngineTable(LAYOUT[:3])
+    assert EngineTable(LAYOUT) != EngineTable([("z", *LAYOUT[0][1:]), *LAYOUT[1:]])  # names are part of it

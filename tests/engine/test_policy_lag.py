@@ -1,7 +1,7 @@
 """Per-record policy lag: every engine batch's ``weights_generations`` (int64 ``(M,)``, not in
 0.4.0) holds the weights generation each record's decision was inferred under.
 
-The compositions are test_stream.py's (Connect4 under DQN, PPO, AlphaZero and Mcts + TreeStrap:
+The compositions are tests/helpers.py's (test_stream.py's too) (Connect4 under DQN, PPO, AlphaZero and Mcts + TreeStrap:
 the model-free and tree kernel families, plus the tree family with the cache), so this module
 compiles no composition of its own.
 """
@@ -12,12 +12,11 @@ import threading
 
 import numpy as np
 import pytest
+from helpers import COMPOSITIONS, engine, infer_for  # tests/ is on sys.path (rootdir conftest)
 
 import reinfors as rf
 from reinfors.engine import TELEMETRY_KEYS
 from reinfors.jit import engine_codes as C
-
-from .test_stream import COMPOSITIONS, engine, infer_for
 
 KINDS = tuple(COMPOSITIONS)  # dqn, ppo, alphazero, treestrap
 POSITIONAL = {"dqn": 7, "alphazero": 5, "treestrap": 4}
@@ -122,7 +121,7 @@ def test_stream_with_updates_from_the_consumer_thread(kind):
                 eng.weights_updated()
                 gen += 1
     assert tops[-1] >= 1
-    assert all(a <= b for a, b in zip(tops, tops[1:]))
+    assert all(a <= b for a, b in zip(tops, tops[1:], strict=False))
     _monotone_per_slot_player(seen)
 
 

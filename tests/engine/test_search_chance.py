@@ -1,6 +1,6 @@
 """In-step chance in the sequential search trees (ExpandAll, Committed(k)) on a dice game.
 
-The game ("dice race", a user game defined below) is a two-player race with a die rolled INSIDE
+The game ("dice race", a user game defined in tests/helpers.py) is a two-player race with a die rolled INSIDE
 each step: after the mover's action the next mover's roll is pending chance.  Positions start at
 0; on its turn the mover sees its roll ``r`` and either advances ``r`` (action 0; reaching the
 target wins, +1 / -1) or pushes the opponent back ``r`` (action 1, not below 0).  The die is
@@ -20,139 +20,28 @@ import itertools
 
 import numpy as np
 import pytest
-from numba import njit
+from helpers import (  # tests/ is on sys.path (rootdir conftest); the dice race is defined there
+    FAR,
+    NEAR,
+    REWARD,
+    TARGET,
+    dr_active,
+    dr_apply,
+    dr_encode,
+    dr_init,
+    dr_legal,
+    dr_outcomes,
+    dr_pending,
+    dr_step,
+    dr_terminal,
+    leaf_pv,
+    leaf_q,
+    make_dice_race,
+    make_nim,
+)
 
 import reinfors as rf
 from reinfors.jit.games._contract import HEADER
-
-TARGET = 6
-POS0, POS1, TURN, ROLL, WINNER, PENDING = (HEADER + i for i in range(6))
-FAR = ((1, 0.5), (2, 1.0 / 3.0), (3, 1.0 / 6.0))
-NEAR = ((1, 0.75), (2, 0.25))
-
-
-@njit
-def dr_init(params, state):
-    state[POS0] = 0
-    state[POS1] = 0
-    state[TURN] = 0
-    state[ROLL] = 0
-    state[WINNER] = -1
-    state[PENDING] = 1  # the first roll: chance at reset
-
-
-@njit
-def dr_legal(params, state, agent, mask):
-    ok = 1 if (state[TURN] == agent and state[PENDING] == 0) else 0
-    mask[0] = ok
-    mask[1] = ok
-    return 2 * ok
-
-
-@njit
-def dr_active(params, state, out):
-    out[0] = state[TURN]
-    return 1
-
-
-@njit
-def dr_step(params, state, actions, amounts):
-    p = state[TURN]
-    r = state[ROLL]
-    if actions[p] == 0:
-        state[POS0 + p] += r
-        if state[POS0 + p] >= params[0]:
-            state[WINNER] = p
-            amounts[p, 0] += 1.0
-            amounts[1 - p, 1] += 1.0
-            return
-    else:
-        q = POS0 + 1 - p
-        state[q] = max(0, state[q] - r)
-    state[TURN] = 1 - p
-    state[ROLL] = 0
-    state[PENDING] = 1  # the next mover's roll: chance inside the step
-
-
-@njit
-def dr_terminal(params, state):
-    return state[WINNER] >= 0
-
-
-@njit
-def dr_encode(params, state, agent, out):
-    me = state[POS0 + agent]
-    opp = state[POS0 + 1 - agent]
-    out[0] = me / params[0]
-    out[1] = opp / params[0]
-    out[2] = state[ROLL] / 3.0 if state[TURN] == agent else -state[ROLL] / 3.0
-    out[3] = 1.0 if state[TURN] == agent else 0.0
-
-
-@njit
-def dr_pending(params, state):
-    return state[PENDING] != 0
-
-
-@njit
-def dr_outcomes(params, state, probs):
-    if state[POS0 + state[TURN]] >= params[0] - 2:
-        probs[0] = 0.75
-        probs[1] = 0.25
-        return 2
-    probs[0] = 0.5
-    probs[1] = 1.0 / 3.0
-    probs[2] = 1.0 / 6.0
-    return 3
-
-
-@njit
-def dr_apply(params, state, outcome):
-    state[ROLL] = outcome + 1
-    state[PENDING] = 0
-
-
-def make_dice_race(target=TARGET, horizon=24):
-    return rf.games.custom(
-        "dice_race",
-        n_players=2,
-        n_actions=2,
-        obs_shape=(4,),
-        state_size=HEADER + 6,
-        reward_keys=("win", "loss"),
-        reward_defaults=(1.0, -1.0),
-        init=dr_init,
-        step=dr_step,
-        legal=dr_legal,
-        active=dr_active,
-        is_terminal=dr_terminal,
-        encode=dr_encode,
-        chance_pending=dr_pending,
-        chance_outcomes=dr_outcomes,
-        apply_chance=dr_apply,
-        max_chance=3,
-        params=[target],
-        horizon=horizon,
-    )
-
-
-REWARD = rf.Reward(win=1.0, loss=-1.0)
-
-
-# -- the leaf callback and the reference recursion ------------------------------------------------
-
-
-def leaf_q(obs: np.ndarray) -> np.ndarray:
-    """Row-wise Q rows ``(rows, 1, 2)``: elementwise float64 math, so a row's output does not
-    depend on the batch it came in."""
-    o = obs.astype(np.float64)
-    base = 0.4 * o[:, 0] - 0.3 * o[:, 1] + 0.2 * o[:, 2] + 0.1 * o[:, 3]
-    return np.stack([base, base + 0.05 * o[:, 1] - 0.02], axis=1)[:, None, :]
-
-
-def leaf_pv(obs: np.ndarray):
-    q = leaf_q(obs)[:, 0, :]
-    return np.zeros((len(obs), 2)), np.tanh(q.max(axis=1))
 
 
 def obs_of(state, agent) -> np.ndarray:
@@ -424,7 +313,6 @@ def test_in_step_chance_search_is_deterministic_across_threads(policy):
 
 
 def test_chance_free_games_are_identical_under_every_mode():
-    from test_user_games import make_nim  # tests/ is on sys.path (rootdir conftest)
 
     def run(mode):
         pol = rf.policies.Mcts(num_simulations=12, chance=mode)

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import c4_linear_q as linear_q
+from helpers import engine, infer_for  # tests/ is on sys.path (rootdir conftest)
 
 import reinfors as rf
 from reinfors.engine import _HELD
@@ -24,45 +26,6 @@ STOPPED = "collect stream is stopped"
 ENDED = "collect stream ended (stopped, or a callback error was already raised)"
 
 
-def linear_q(seed=0):
-    w = np.random.default_rng(seed).standard_normal((84, A)) * 0.3
-
-    def infer(obs):
-        return (obs[:, :, None].astype(np.float64) * w[None]).sum(axis=1)[:, None, :]  # row-independent
-
-    return infer
-
-
-def linear_pv(seed=0):
-    rs = np.random.default_rng(seed)
-    w = rs.standard_normal((84, A + 1)) * 0.3
-
-    def infer(obs):
-        out = (obs[:, :, None].astype(np.float64) * w[None]).sum(axis=1)
-        return out[:, :A], np.tanh(out[:, A])
-
-    return infer
-
-
-COMPOSITIONS = {
-    "dqn": (lambda: rf.policies.EpsilonGreedyQ(epsilon=0.2), lambda: rf.learners.Dqn(), linear_q),
-    "ppo": (lambda: rf.policies.Ppo(), lambda: rf.learners.Ppo(), linear_pv),
-    "alphazero": (
-        lambda: rf.policies.AlphaZero(num_simulations=6),
-        lambda: rf.learners.AlphaZero(),
-        linear_pv,
-    ),
-    "treestrap": (lambda: rf.policies.Mcts(num_simulations=6), lambda: rf.learners.TreeStrap(), linear_q),
-}
-
-
-def engine(kind="dqn", n_games=4, seed=1, **kw):
-    pol, lrn, _ = COMPOSITIONS[kind]
-    return rf.Engine(rf.games.Connect4(), C4_REWARD, pol(), lrn(), n_games=n_games, seed=seed, **kw)
-
-
-def infer_for(kind):
-    return COMPOSITIONS[kind][2]()
 
 
 # Telemetry that depends on how fires happened to be cut (timing), not on the records.

@@ -71,7 +71,7 @@ def test_evaluator_orders_random_hands_as_brute_force():
             assert H.category(ours[i]) == ref[i][0], hands[i]
         # pairwise order over a shuffled pairing, and exact ties
         idx = rs.permutation(len(hands))
-        for a, b in zip(idx[::2], idx[1::2]):
+        for a, b in zip(idx[::2], idx[1::2], strict=False):
             assert (ours[a] > ours[b]) == (ref[a] > ref[b]), (hands[a], hands[b])
             assert (ours[a] == ours[b]) == (ref[a] == ref[b]), (hands[a], hands[b])
 
@@ -232,7 +232,7 @@ def _random_hand(env, rs):
     events = []
     while not env.done():
         s = env.state()
-        assert all(st + tc == stack for st, tc in zip(s["stacks"], s["total_committed"]))
+        assert all(st + tc == stack for st, tc in zip(s["stacks"], s["total_committed"], strict=True))
         a = env.active_agents()[0]
         events = env.step({a: int(rs.choice(env.legal_actions(a)))})
     assert [e[0] for e in events] == list(range(n))

@@ -31,7 +31,7 @@ def _play(cards, public, r1, r2=""):
     """Play round strings; force ``public`` once round 1 closes.  Returns (env, last events)."""
     env = _env(cards)
     events = []
-    for i, ch in enumerate(r1):
+    for ch in r1:
         events = env.step({env.active_agents()[0]: SYM[ch]})
     if r2:
         assert env.state()["round"] == 1

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from engine.snapshot_cases import FAMILIES, _fuzz, reseal, split  # the engine fuzzer, extended here
 
 import reinfors as rf
-from engine.test_snapshot import FAMILIES, _fuzz, reseal, split  # the engine fuzzer, extended here
 
 # -- Env snapshots -----------------------------------------------------------------------------
 

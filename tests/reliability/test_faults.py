@@ -23,9 +23,9 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from engine.snapshot_cases import C4_REWARD, FAMILIES
 
 import reinfors as rf
-from engine.test_snapshot import C4_REWARD, FAMILIES
 
 # -- the faults ----------------------------------------------------------------------------------
 
@@ -199,13 +199,13 @@ def test_collect_stream_faults(comp, n_threads):
         bad = faults(good, search)[name]
         s = e.collect_stream(_past_carried(e), bad)
         try:
-            _check(lambda s=s: [b for _, b in zip(range(3), s)], expect[name])
+            _check(lambda s=s: [b for _, b in zip(range(3), s, strict=False)], expect[name])
         finally:
             s.stop()
         assert _n(e.collect(5, good)) >= 5, name
         assert _threads() == threads, name
     with e.collect_stream(5, good) as s:
-        assert all(_n(b) >= 5 for _, b in zip(range(2), s))
+        assert all(_n(b) >= 5 for _, b in zip(range(2), s, strict=False))
     assert _threads() == threads
 
 

@@ -3,7 +3,7 @@
 ``tests/engine/test_runtime_protocol.py``.
 
 What is modelled: several routes, each a chain of ``n_arenas`` arenas of ``capacity`` rows and a
-current-arena word (``C_ROUTE_CUR``).  Writers follow ``_place_run`` (``engine_routing.tmpl``)
+current-arena word (``C_ROUTE_CUR``).  Writers follow ``_place_run`` (``engine_routing.py``)
 step by step: read the chain's current arena, ``reserve_upto`` (a long request continues in the
 next arena), on failure re-read the chain / see the arena recycled / move the chain to a free
 arena by CAS (or spin), write the rows, publish the span message, commit.  The scheduler follows

@@ -24,9 +24,9 @@ import time
 
 import numpy as np
 import pytest
+from engine.snapshot_cases import FAMILIES
 
 import reinfors as rf
-from engine.test_snapshot import FAMILIES
 
 
 def _rss_mb() -> float:
@@ -73,7 +73,7 @@ def test_soak():
         engines.append((f"{family}/t{n_threads}", rf.Engine(**make_kw(), n_threads=n_threads), make_infer()))
     stats = {name: {"records": 0, "batches": 0, "episodes": 0} for name, _, _ in engines}
     ops = {"collect": 0, "stream_paused": 0, "stream_stopped": 0, "restore": 0, "weights_updated": 0}
-    for name, e, infer in engines:  # warm: compile, pools
+    for _name, e, infer in engines:  # warm: compile, pools
         _account(e.collect(20, infer))
     t0 = time.monotonic()
     samples = []  # (seconds, rss MB)
@@ -95,14 +95,14 @@ def test_soak():
             ops["collect"] += 1
         elif op == 1:  # stream, a few batches, then pause: the queued batches come back
             s = e.collect_stream(rng.randint(4, 40), infer, depth=rng.randint(1, 3))
-            for _, b in zip(range(rng.randint(1, 4)), s):
+            for _, b in zip(range(rng.randint(1, 4)), s, strict=False):
                 take(b)
             for b in s.pause():
                 take(b)
             ops["stream_paused"] += 1
         elif op == 2:  # stream stopped mid-flight: queued batches and the window are dropped
             s = e.collect_stream(rng.randint(4, 40), infer)
-            for _, b in zip(range(rng.randint(0, 3)), s):
+            for _, b in zip(range(rng.randint(0, 3)), s, strict=False):
                 take(b)
             s.stop()
             ops["stream_stopped"] += 1

@@ -25,6 +25,7 @@ import numpy as np
 from reinfors.jit._compile import kernel
 from reinfors.jit.games._contract import TICKS
 from reinfors.jit.games.car_racing_layout import (
+    BORDER,
     F_ANG,
     F_AV,
     F_SCORE,
@@ -39,7 +40,6 @@ from reinfors.jit.games.car_racing_layout import (
     SCALE,
     SIZE,
     TRACK_WIDTH,
-    BORDER,
     TRK,
     V_KERB,
     V_SIDE,

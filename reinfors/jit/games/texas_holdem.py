@@ -28,7 +28,7 @@ State row (``int64``; after the shared header; ``n = params[0]``)::
 
     BUTTON, STREET (0 preflop … 3 river), TO_ACT, RAISES, DEAL (0: button pending, s+1: seat s's
     hole cards pending, n+1: dealt), BOARDN, RUNOUT, OVER, SETTLE, BOARD[5],
-    HOLE[2n], STACK[n], SC[n] (street commitment), TC[n] (total), FOLD[n], NEED[n],
+    HOLE[n * 2], STACK[n], SC[n] (street commitment), TC[n] (total), FOLD[n], NEED[n],
     HIST: 4 streets x (count, 5n entries ``seat * 3 + action``)
 
 Default encoder ``texas_holdem``, ``(2n + 19, 4, 13)`` planes indexed ``[suit, rank]``: see

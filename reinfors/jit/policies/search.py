@@ -4,7 +4,7 @@ Everything here works on dense per-action rows (``A`` entries, game frame) with 
 [A] uint8`` mask — or, the ``*_listed`` forms, on the entries of an ascending action list (the
 rest of the row unvisited and never read) —, reads the slot's explicit ``rng: [1] uint64`` and
 allocates nothing; the
-engine's search kernels (reinfors/jit/search_*.tmpl) call these per node.  The arithmetic
+engine's search kernels (reinfors/jit/kernels/search_*.py) call these per node.  The arithmetic
 is reinfors 0.4.0's (sequential sums, strict ``>`` ties to the lowest id), so seeded searches
 reproduce the original's visit counts.
 """

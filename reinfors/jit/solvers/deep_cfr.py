@@ -34,12 +34,31 @@ one observation per info state (dense ids of the CFR game tree, ``gametree.py``'
 Counters ``cnt: [N_CNT] int64``: see the ``C_*`` indices below.
 """
 
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from reinfors.jit import rng as _rng
 from reinfors.jit._compile import kernel
 from reinfors.jit.games._contract import DONE, HORIZON, TERMINAL, TICKS, TRUNCATED
 from reinfors.jit.solvers.gametree import key_find
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import (
+        G_active,
+        G_apply_chance,
+        G_chance_outcomes,
+        G_chance_pending,
+        G_encode,
+        G_info_key,
+        G_init,
+        G_is_terminal,
+        G_legal,
+        G_step,
+    )
+# -- end of bound names (scripts/kernel_part_imports.py) --
+
 
 # advance() return codes
 DONE_ALL = 0  # every traversal finished

@@ -1,6 +1,6 @@
 """The game tree, enumerated once into flat NumPy arrays (kernel template + key table).
 
-This file is a kernel *template* like ``reinfors/jit/game_kernels.tmpl``: :func:`walk` calls
+This file is a kernel *template* like ``reinfors/jit/kernels/game_kernels.py``: :func:`walk` calls
 the game's rules through the names ``G_init``, ``G_step``, ``G_legal``, ``G_active``,
 ``G_is_terminal``, ``G_chance_pending``, ``G_chance_outcomes``, ``G_apply_chance`` and
 ``G_info_key``, which the Python side (``reinfors.solvers.cfr``) binds statically per game by
@@ -35,10 +35,28 @@ The key table is an open-addressing hash map in NumPy arrays (FNV-1a, linear pro
 with the growing table of external MCCFR: ``table[slot]`` is an info-state id or -1.
 """
 
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from reinfors.jit._compile import kernel
 from reinfors.jit.games._contract import DONE, HORIZON, TERMINAL, TICKS, TRUNCATED
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import (
+        G_active,
+        G_apply_chance,
+        G_chance_outcomes,
+        G_chance_pending,
+        G_info_key,
+        G_init,
+        G_is_terminal,
+        G_legal,
+        G_step,
+    )
+# -- end of bound names (scripts/kernel_part_imports.py) --
+
 
 # Error codes of walk (0 = ok).
 ERR_DEPTH = 1  # deeper than max_depth

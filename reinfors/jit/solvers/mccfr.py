@@ -22,12 +22,31 @@ when rounding leaves ``u`` unassigned).
 
 from __future__ import annotations
 
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from reinfors.jit import rng as _rng
 from reinfors.jit._compile import kernel
 from reinfors.jit.games._contract import DONE, HORIZON, TERMINAL, TICKS, TRUNCATED
 from reinfors.jit.solvers.gametree import key_find
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import (
+        G_active,
+        G_apply_chance,
+        G_chance_outcomes,
+        G_chance_pending,
+        G_chance_uniform,
+        G_info_key,
+        G_init,
+        G_is_terminal,
+        G_legal,
+        G_settle,
+        G_step,
+    )
+# -- end of bound names (scripts/kernel_part_imports.py) --
 
 
 @kernel

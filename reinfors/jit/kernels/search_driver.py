@@ -1,9 +1,83 @@
 
-# ---- body: reinfors/jit/search_driver.tmpl -------------------------------------------------
+# ---- body: reinfors/jit/kernels/search_driver.py -------------------------------------------------
 # The search entry points the engine kernels call: advance (``_search_step``), absorb predictions
 # (``_search_absorb``), decide and record (``_search_decide``), tail values and the episode flush.
 # FAM_TREE / FAM_MMX / FAM_SX and SIMUL are constants of the generated module (the kernel family):
 # the other policies' branches are pruned before typing, so their files need not be present.
+
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reinfors.jit import rng as _rng
+from reinfors.jit._compile import kernel
+from reinfors.jit.engine_codes import (
+    CFG_A,
+    CFG_ACTBY,
+    CFG_CHOOSE,
+    CFG_HEADS,
+    CFG_LEAFB,
+    CFG_LEARNER,
+    CFG_MAXN,
+    CFG_N,
+    CFG_O,
+    CFG_POLICY,
+    CFG_TEMPDROP,
+    EF_VSUM,
+    F_BOOTSTRAP_P,
+    F_GAMMA,
+    F_OW,
+    F_TEMP,
+    LEARNER_AZ,
+    POLICY_AZ,
+    POLICY_MCTS,
+    POLICY_MINIMAX,
+    POLICY_SELEXP,
+    RF_RAW,
+    RF_WEIGHT,
+    RF_Z,
+    RM_ACTION,
+    RM_FLAGS,
+    RM_NTGT,
+    SI_CAPS,
+    SI_CHOICE,
+    SI_EPLEN,
+    SI_EXPS,
+    SI_LEAVES,
+    SI_LEVEL,
+    SI_MAXD,
+    SI_NTAIL,
+    SI_ROUNDS,
+    SI_SEARCH,
+    SI_SIMS,
+    SI_STATUS,
+    SI_TAILKIND,
+    SI_TERMS,
+    ST_EMIT,
+    ST_PARK,
+    TL_DEPTHCAP,
+    TL_EXPANSIONS,
+    TL_LEAVES,
+    TL_MAXDEPTH,
+    TL_ROUNDS,
+    TL_SEARCHES,
+    TL_TERMSIMS,
+    TN_MOVER,
+    TN_NLEG,
+)
+from reinfors.jit.policies import search as _sp
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import FAM_MMX, FAM_SX, FAM_TREE, LB_ON, SIMUL, G_legal
+    from reinfors.jit.kernels.engine_records import _emit, _new_decision_record, _store_visit_targets, _unpack
+    from reinfors.jit.kernels.search_decoupled import _sim_decide
+    from reinfors.jit.kernels.search_minimax import _edge_value, _mmx_absorb, _mmx_finish, _mmx_run
+    from reinfors.jit.kernels.search_parts import _I0, _I1, _IM1, _masked_max_q, _tree_begin
+    from reinfors.jit.kernels.search_puct import _az_absorb, _lb_absorb, _mcts_absorb, _mcts_run
+    from reinfors.jit.kernels.search_selexp import _sx_absorb, _sx_act, _sx_run
+    from reinfors.jit.kernels.search_sxsim import _sxs_absorb, _sxs_step
+# -- end of bound names (scripts/kernel_part_imports.py) --
 
 
 @kernel(inline="always")
@@ -11,7 +85,7 @@ def _search_telemetry(E, g):
     """Account the finished search: Minimax / SelectiveExpectimax count leaves, rounds and
     expansions; AlphaZero / Mcts one of each per simulation, plus terminal and depth-capped
     simulations; the deepest node is a per-window maximum."""
-    cfg, sinfo, tele = E[1], E[8], E[31]
+    cfg, sinfo, tele = E.cfg, E.sinfo, E.tele
     policy = cfg[CFG_POLICY]
     if policy == POLICY_MINIMAX or policy == POLICY_SELEXP:
         tele[g, TL_LEAVES] += sinfo[g, SI_LEAVES]
@@ -37,9 +111,9 @@ def _search_decide(AT, g):
     is stepped with (``_finish_tick``, by ``_advance``: outside this kernel, so its compile unit
     never holds the step and the learner flushes), or 0 for ``PolicyHandle.choose`` (parked)."""
     E = _unpack(AT)
-    cfg, fcfg, learn, srng, sinfo, root, legal = E[1], E[2], E[4], E[7], E[8], E[10], E[11]
-    r_meta, r_f, r_obs, r_legal, r_tgt = E[21], E[22], E[23], E[26], E[50]
-    t_ni, t_visits, t_ef = E[40], E[42], E[43]
+    cfg, fcfg, learn, srng, sinfo, root, legal = E.cfg, E.fcfg, E.learn, E.srng, E.sinfo, E.root, E.legal
+    r_meta, r_f, r_obs, r_legal, r_tgt = E.r_meta, E.r_f, E.r_obs, E.r_legal, E.r_tgt
+    t_ni, t_visits, t_ef = E.t_ni, E.t_visits, E.t_ef
     N, A, H = cfg[CFG_N], cfg[CFG_A], cfg[CFG_HEADS]
     policy = cfg[CFG_POLICY]
     if FAM_TREE:
@@ -49,24 +123,24 @@ def _search_decide(AT, g):
     az = cfg[CFG_LEARNER] == LEARNER_AZ
     mover = t_ni[g, 0, TN_MOVER]
     vis = t_visits[g, 0]
-    tg = E[37][g, 0:A]  # the root targets (head 0; Minimax: every head below)
+    tg = E.fscr[g, 0:A]  # the root targets (head 0; Minimax: every head below)
     ply = sinfo[g, SI_EPLEN]
     temp = fcfg[F_TEMP]
     sample = temp > 0.0 and ply < cfg[CFG_TEMPDROP]
     if FAM_MMX:
         for a in range(A):
-            tg[a] = _edge_value(E, g, 0, a, 0) if E[41][g, 0, a] >= 0 else 0.0
+            tg[a] = _edge_value(E, g, 0, a, 0) if E.t_child[g, 0, a] >= 0 else 0.0
         act = _sp.argmax_legal(tg, legal[g, 0], A)
     elif FAM_SX:
         act = _sx_act(AT, g)
         for a in range(A):
-            tg[a] = _edge_value(E, g, 0, a, 0) if E[41][g, 0, a] >= 0 else 0.0
+            tg[a] = _edge_value(E, g, 0, a, 0) if E.t_child[g, 0, a] >= 0 else 0.0
     else:
         # A sequential AlphaZero / Mcts root's statistics are valid at its legal edges only
         # (_edge_listed): the scans run over its edge list, sorted ascending in place (the tree
         # is finished; a list in the game's order, LEGAL_RANKED, is not ascending) so that sums,
         # draws and ties are those of a dense ascending scan.
-        ids = E[71][g, 0]
+        ids = E.t_edges[g, 0]
         nl = t_ni[g, 0, TN_NLEG]
         _sp.sort_ascending(ids, nl)
         for j in range(nl):
@@ -120,7 +194,7 @@ def _search_decide(AT, g):
             else:
                 for h in range(H):
                     for a in range(A):
-                        r_tgt[idx, h * A + a] = tg[a] if h == 0 else _edge_value(E, g, 0, a, h) if E[41][g, 0, a] >= 0 else 0.0
+                        r_tgt[idx, h * A + a] = tg[a] if h == 0 else _edge_value(E, g, 0, a, h) if E.t_child[g, 0, a] >= 0 else 0.0
         else:  # maxn value-only row: no policy target, no legal set
             r_meta[idx, RM_ACTION] = -1
             r_meta[idx, RM_NTGT] = 0
@@ -128,7 +202,7 @@ def _search_decide(AT, g):
             for a in range(A):
                 r_legal[idx, a] = 0
     sinfo[g, SI_SEARCH] = 0
-    iscr = E[13]
+    iscr = E.iscr
     for p in range(N):
         iscr[g, p] = 0
         iscr[g, N + p] = -1
@@ -141,9 +215,9 @@ def _search_step(AT, g):
     """Advance the slot's search (starting it if needed): -1 while it waits for rows, else the
     decision is made and this returns the acting agents to step the tick with (0: parked)."""
     E = _unpack(AT)
-    cfg, sinfo = E[1], E[8]
+    sinfo = E.sinfo
     if FAM_SX and SIMUL:
-        return _sxs_step(AT, g)  # one search per acting agent (search_sxsim.tmpl)
+        return _sxs_step(AT, g)  # one search per acting agent (search_sxsim.py)
     if sinfo[g, SI_SEARCH] == 0:
         _tree_begin(AT, g)
     # FAM_MMX / FAM_SX are constants of the generated module (the kernel family): the other
@@ -165,7 +239,7 @@ def _search_step(AT, g):
 def _search_absorb(AT, g):
     """The slot's search rows came back: consume them; the search goes on in the same task."""
     E = _unpack(AT)
-    cfg, sinfo = E[1], E[8]
+    cfg, sinfo = E.cfg, E.sinfo
     policy = cfg[CFG_POLICY]
     if FAM_MMX:
         _mmx_absorb(AT, g)
@@ -174,7 +248,7 @@ def _search_absorb(AT, g):
     elif FAM_SX:
         _sx_absorb(AT, g)
     elif FAM_TREE and LB_ON:
-        _lb_absorb(AT, g)  # leaf batching (search_puct.tmpl)
+        _lb_absorb(AT, g)  # leaf batching (search_puct.py)
     elif policy == POLICY_MCTS:
         _mcts_absorb(AT, g)
     else:
@@ -187,7 +261,7 @@ def _tail_value(AT, g, j):
     """Bootstrap value of tail row ``j`` (a truncated episode): AlphaZero's value output; for
     TreeStrap the masked max over the player's legal actions (final state) of the head-mean Q."""
     E = _unpack(AT)
-    params, cfg, states, act_agents, legal, preds = E[0], E[1], E[6], E[9], E[11], E[12]
+    params, cfg, states, act_agents, legal, preds = E.params, E.cfg, E.states, E.act_agents, E.legal, E.preds
     if cfg[CFG_LEARNER] == LEARNER_AZ:
         return preds[g, j, cfg[CFG_A]]
     mask = legal[g, j]
@@ -202,9 +276,9 @@ def _search_flush(AT, g, boots):
     visit counts become the policy target, TreeStrap blends the outcome into the executed
     action's target and draws the bootstrap masks; emitted in player, then decision order."""
     E = _unpack(AT)
-    cfg, fcfg, learn, srng, sinfo = E[1], E[2], E[4], E[7], E[8]
-    r_meta, r_f, r_mask, r_tgt = E[21], E[22], E[25], E[50]
-    traj_idx, traj_cnt = E[28], E[29]
+    cfg, fcfg, learn, srng, sinfo = E.cfg, E.fcfg, E.learn, E.srng, E.sinfo
+    r_meta, r_f, r_mask, r_tgt = E.r_meta, E.r_f, E.r_mask, E.r_tgt
+    traj_idx, traj_cnt = E.traj_idx, E.traj_cnt
     N, A, H = cfg[CFG_N], cfg[CFG_A], cfg[CFG_HEADS]
     az = cfg[CFG_LEARNER] == LEARNER_AZ
     gamma = fcfg[F_GAMMA]
@@ -224,12 +298,12 @@ def _search_flush(AT, g, boots):
         for h in range(H):
             zh[h] = z
         for jt in range(ntail):
-            if E[9][g, jt] == p:
+            if E.act_agents[g, jt] == p:
                 for h in range(H):
                     best = -np.inf
                     for a in range(A):
-                        if E[11][g, jt, a] != 0 and E[12][g, jt, h * A + a] > best:
-                            best = E[12][g, jt, h * A + a]
+                        if E.legal[g, jt, a] != 0 and E.preds[g, jt, h * A + a] > best:
+                            best = E.preds[g, jt, h * A + a]
                     if best > -np.inf:  # no legal action (an inactive player): boots[p] (0)
                         zh[h] = best
         for j in range(m - 1, -1, -1):

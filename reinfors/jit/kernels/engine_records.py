@@ -1,39 +1,84 @@
 
-# ---- body: reinfors/jit/engine_records.tmpl---------------------------------------------------
+# ---- body: reinfors/jit/kernels/engine_records.py---------------------------------------------------
 # The collection runtime's kernels for one game (appended to the game kernels above, so the
 # game's rules are bound statically).  Worker threads run ``work`` (nogil): it claims ready
 # slots from the lock-free ready ring and advances each one until it blocks on inference or
 # parks at the window target.  The scheduler drains metadata messages (``drain``), seals and
 # fires arenas, and routes predictions back by position (``route``), all in single njit calls.
 #
-# The engine kernels are four files concatenated in this order: engine_records.tmpl (this one:
-# imports, the ``E`` layout, the record pool and the learners' flushes), engine_slots.tmpl (slot
-# phases and the worker loop), engine_routing.tmpl (arenas, fires, routing) and, for the
-# ``+cache`` families only, engine_cache.tmpl (the inference cache).
+# The engine kernels are four files concatenated in this order: engine_records.py (this one:
+# imports, the ``E`` layout, the record pool and the learners' flushes), engine_slots.py (slot
+# phases and the worker loop), engine_routing.py (arenas, fires, routing) and, for the
+# ``+cache`` families only, engine_cache.py (the inference cache).
 #
-# Engine state is one tuple ``E`` of preallocated arrays (see reinfors/_runtime/runtime.py for
-# shapes); the index constants live in reinfors/jit/engine_codes.py.
+# Engine state is the address table ``E`` of preallocated arrays (reinfors/jit/engine_schema.py
+# names them; reinfors/_runtime/runtime.py allocates them); the column constants of the arrays
+# live in reinfors/jit/engine_codes.py.
 
-from reinfors.jit import arena as _arena
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
 from reinfors.jit import atomics as _atomics
-
-from reinfors.jit import rings as _rings
-from reinfors.jit.pointers import table_unpacker as _table_unpacker
+from reinfors.jit import engine_schema as _engine_schema
+from reinfors.jit import rng as _rng
+from reinfors.jit._compile import kernel
 from reinfors.jit.engine_codes import (
-    CC_ALIASES, CC_APPLIED, CC_DEMOTED, CC_DROPPED, CC_GEN, CC_LOGN, CC_PIN, CC_VIEW, CFG_ALIASES, CFG_CACHE,
-    MSG_ALIAS, MSG_HIT, SI_SEARCH, SI_VIEW, TL_ALIASES, TL_HITS, TL_LOOKUPS,
-    C_ABORT, C_ROUTE_HITS, C_ROUTE_TGT, C_WAKE, C_EMITTED, C_EPISODES, C_ERROR, C_FULL, C_INFLIGHT, C_PARKED, C_REC, C_REC_CAP, C_ROUTE_CUR,
-    C_STOP, C_TARGET, CFG_A, CFG_ARENAS, CFG_CAP, CFG_CHANCE, CFG_G, CFG_HORIZON, CFG_HEADS,
-    CFG_LEARNER, CFG_N, CFG_NSTEP, CFG_O, CFG_POLICY, CFG_ROUTES, ERR_NO_ARENA, ERR_REC_OVERFLOW, ERR_SPAN_OVERFLOW,
-    ERR_TRAJ_OVERFLOW, F_BOOTSTRAP_P, F_EPSILON, F_GAMMA, F_LAM, F_OW, LEARNER_AZ, LEARNER_DQN, LEARNER_PPO,
-    LEARNER_TS, POLICY_AZ, C_FIREGEN, C_WGEN, RM_GEN, RM_NTGT, RF_WEIGHT, SI_GEN,
-    MSG_COMPLETED, MSG_EMITTED, MSG_W, POLICY_EGQ, POLICY_SELEXP, RF_ADV, RF_DISCOUNT, RF_LOGP, RF_RAW, RF_RET,
-    RF_REWARD, RF_VALUE, RM_ACTION, RM_FLAGS, RM_LEVEL, RM_PLAYER, RM_SEQ, RM_SLOT, SI_EPLEN,
-    SI_HEAD, SI_LEVEL, SI_NACT, SI_NTAIL, SI_OBSERVED, SI_ROWS, SI_SEQ, SI_STATUS, SI_TAILKIND,
-    SI_WINREC, ST_EMIT, ST_PARK, ST_RESUME, ST_TAIL, ST_WAIT, TL_DECISIONS, TL_REQUESTED, TL_TAIL,
-    CFG_SB, F_PFRESH, SB_SEEDED, SB_SEEN, SB_STORED,
+    C_EMITTED,
+    C_ERROR,
+    C_REC,
+    C_REC_CAP,
+    CFG_A,
+    CFG_CHANCE,
+    CFG_HEADS,
+    CFG_HORIZON,
+    CFG_N,
+    CFG_NSTEP,
+    CFG_O,
+    CFG_POLICY,
+    CFG_SB,
+    ERR_REC_OVERFLOW,
+    ERR_TRAJ_OVERFLOW,
+    F_BOOTSTRAP_P,
+    F_GAMMA,
+    F_LAM,
+    F_PFRESH,
+    POLICY_EGQ,
+    POLICY_SELEXP,
+    RF_ADV,
+    RF_DISCOUNT,
+    RF_RAW,
+    RF_RET,
+    RF_REWARD,
+    RF_VALUE,
+    RF_WEIGHT,
+    RM_FLAGS,
+    RM_GEN,
+    RM_LEVEL,
+    RM_NTGT,
+    RM_PLAYER,
+    RM_SEQ,
+    RM_SLOT,
+    SB_SEEDED,
+    SB_SEEN,
+    SB_STORED,
+    SI_EPLEN,
+    SI_GEN,
+    SI_HEAD,
+    SI_LEVEL,
+    SI_SEQ,
+    SI_WINREC,
+    ST_TAIL,
+    ST_WAIT,
 )
-from reinfors.jit.policies import modelfree as _mf
+from reinfors.jit.pointers import table_unpacker as _table_unpacker
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import LEGAL_RANKED, SB_ON, G_active, G_legal
+    from reinfors.jit.kernels.game_kernels import reset
+# -- end of bound names (scripts/kernel_part_imports.py) --
+
 
 W_IDLE = 0  # work(): the ready ring stayed empty
 W_FULL = 1  # work(): an arena closed full (the scheduler should fire it)
@@ -62,22 +107,8 @@ _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 
 
-# E layout (reinfors/_runtime/runtime.py builds it in this order):
-#  0 params  1 cfg  2 fcfg  3 weights  4 learn  5 ctl  6 states  7 srng  8 sinfo  9 act_agents
-# 10 root  11 legal  12 preds  13 iscr  14 ep_ret  15 arena_rows  16 arena_ctl  17 arena_done
-# 18-20 message ring  21 r_meta  22 r_f  23 r_obs  24 r_next_obs  25 r_mask  26 r_legal
-# 27 r_next_legal  28 traj_idx  29 traj_cnt  30 last_act  31 tele  32 pending  33 episodes
-# 34-36 ready ring  37 fscr (per-slot float scratch)  38 amounts scratch [G, N, K]
-# 39 t_state  40 t_ni  41 t_child  42 t_visits  43 t_ef  44 t_nv  45 t_legal  46 t_path
-# 47 t_rng  48 t_list (per-slot search trees, reinfors/jit/search_parts.tmpl)
-# 49 rq [G, MAXROWS, 2]: each requested row's source (node >= 0, or -1 - j for root[g, j]) and
-#    player (its route with per-player callbacks)   50 r_tgt [M, H * A] record targets: a record
-#    holds its row's first r_meta[RM_NTGT] columns (the rest is stale); AlphaZero's are compact
-#    (_store_visit_targets), the others H * A wide
-# 51 ftele [G, FT_SIZE] per-slot float telemetry   52-67 inference cache and arena keys (below)
-# 68 sb_states  69 sb_meta  70 sb_rng: the start buffer (start_buffer=True), tiny placeholders when off
-# 71 t_edges: the trees' per-node legal edge lists (search_parts.tmpl)
-# 13 iscr (per-slot int scratch: joint action, latest records, message, agents)
+# Engine state: the arrays of reinfors/jit/engine_schema.py (one row each of the address table
+# ``E``, read by name: ``E.t_ni``; the schema gives every row's dtype, shape and meaning).
 #
 # Records live in one pool.  A record is created *provisional* (level -1) at its decision and
 # stays in the slot's trajectory list ``traj_idx[g, p, :traj_cnt[g, p]]``; it is *emitted* (its
@@ -86,83 +117,11 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 # (level, slot, sequence); provisional records carry over to the next window.
 
 
-# The engine state tuple ``E`` rebuilt from the address table ``A: [52, 5] int64`` of
+# The engine state ``E`` rebuilt from the address table ``A: [len(ORDER), 5] int64`` of
 # ``(address, dims...)`` rows (reinfors/jit/pointers.py): arrays without a meminfo, so views and
-# copies inside the kernels cost no reference counting.  One intrinsic call builds them all.
-_ENGINE_LAYOUT = (
-    ("int64", 1),  # 0 params
-    ("int64", 1),  # 1 cfg
-    ("float64", 1),  # 2 fcfg
-    ("float64", 1),  # 3 weights
-    ("int64", 1),  # 4 learn
-    ("int64", 1),  # 5 ctl
-    ("int64", 2),  # 6 states
-    ("uint64", 2),  # 7 srng
-    ("int64", 2),  # 8 sinfo
-    ("int64", 2),  # 9 act_agents
-    ("float32", 3),  # 10 root
-    ("uint8", 3),  # 11 legal
-    ("float64", 3),  # 12 preds
-    ("int64", 2),  # 13 iscr
-    ("float64", 2),  # 14 ep_ret
-    ("float32", 4),  # 15 arena_rows
-    ("uint64", 1),  # 16 arena_ctl
-    ("uint64", 1),  # 17 arena_done
-    ("int64", 1),  # 18 msg_seq
-    ("int64", 2),  # 19 msg_data
-    ("int64", 1),  # 20 msg_pos
-    ("int64", 2),  # 21 r_meta
-    ("float64", 2),  # 22 r_f
-    ("float32", 2),  # 23 r_obs
-    ("float32", 2),  # 24 r_next_obs
-    ("float32", 2),  # 25 r_mask
-    ("uint8", 2),  # 26 r_legal
-    ("uint8", 2),  # 27 r_next_legal
-    ("int64", 3),  # 28 traj_idx
-    ("int64", 2),  # 29 traj_cnt
-    ("int64", 2),  # 30 last_act
-    ("int64", 2),  # 31 tele
-    ("int64", 1),  # 32 pending
-    ("float64", 2),  # 33 episodes
-    ("int64", 1),  # 34 rdy_seq
-    ("int64", 2),  # 35 rdy_data
-    ("int64", 1),  # 36 rdy_pos
-    ("float64", 2),  # 37 fscr
-    ("float64", 3),  # 38 amounts
-    ("int64", 3),  # 39 t_state
-    ("int64", 3),  # 40 t_ni
-    ("int64", 3),  # 41 t_child
-    ("int64", 3),  # 42 t_visits
-    ("float64", 4),  # 43 t_ef
-    ("float64", 3),  # 44 t_nv
-    ("uint8", 3),  # 45 t_legal
-    ("int64", 3),  # 46 t_path
-    ("uint64", 2),  # 47 t_rng
-    ("int64", 3),  # 48 t_list
-    ("int64", 3),  # 49 rq
-    ("float64", 2),  # 50 r_tgt
-    ("float64", 2),  # 51 ftele
-    ("int64", 1),  # 52 cctl: cache control words (CC_*)
-    ("uint64", 4),  # 53 c_keys [2 views, P, S, 2]: 128-bit row keys (0 = empty)
-    ("int64", 3),  # 54 c_gen [2, P, S]: generation each entry was computed under
-    ("float64", 4),  # 55 c_vals [2, P, S, W]: cached prediction rows
-    ("uint64", 2),  # 56 c_logk [L, 2]: insert log keys
-    ("int64", 2),  # 57 c_logi [L, 2]: insert log (partition, generation)
-    ("float64", 2),  # 58 c_logv [L, W]: insert log values
-    ("uint64", 3),  # 59 a_keys [R * NA, CAP, 2]: key of every arena row
-    ("int64", 2),  # 60 a_index [R * NA, 2 * CAP]: per-arena key index (row + 1; 0 empty)
-    ("int64", 3),  # 61 a_alias [R * NA, LIM, 3]: drained alias claims (slot, row, twin row)
-    ("int64", 1),  # 62 a_alias_n [R * NA]
-    ("int64", 1),  # 63 a_epoch [R * NA]: bumped whenever the arena is routed (alias ABA guard)
-    ("int64", 3),  # 64 gated [R, T, 3]: drained gated tickets (slot, row, generation)
-    ("int64", 1),  # 65 gated_n [R]
-    ("uint64", 3),  # 66 rkeys [G, MAXROWS, 4]: per request row: key (2), kind, aux
-    ("int64", 2),  # 67 rdedup [G, 2 * MAXROWS]: request-local key index (row + 1; 0 empty)
-    ("int64", 3),  # 68 sb_states [G, CB, S]: start_buffer reached states (CB = CFG_SB, >= 1)
-    ("int64", 2),  # 69 sb_meta [G, SB_SIZE]: stored, seen, current episode seeded
-    ("uint64", 2),  # 70 sb_rng [G, 1]: the start buffer's own stream (never the slot stream)
-    ("int32", 3),  # 71 t_edges [G, M, A]: each tree node's legal actions in order (sequential games)
-)
+# copies inside the kernels cost no reference counting.  One intrinsic call builds ``E``; each
+# ``E.<name>`` read builds that row's array where it is read.
+_ENGINE_LAYOUT = _engine_schema.LAYOUT
 _unpack = _table_unpacker(_ENGINE_LAYOUT)
 
 
@@ -173,9 +132,9 @@ def _new_record(E, g, player):
     The record is stamped (``RM_GEN``) with the weights generation of the last predictions routed
     to the slot (``SI_GEN``): records are created once their decision's inference is complete, so
     for a search that is the generation of the decision's *last* inference round."""
-    ctl = E[5]
-    sinfo = E[8]
-    r_meta = E[21]
+    ctl = E.ctl
+    sinfo = E.sinfo
+    r_meta = E.r_meta
     idx = _atomics.fetch_add(ctl, C_REC, 1)
     if idx >= ctl[C_REC_CAP]:
         _atomics.cas(ctl, C_ERROR, 0, ERR_REC_OVERFLOW)
@@ -185,7 +144,7 @@ def _new_record(E, g, player):
     r_meta[idx, RM_SEQ] = 0
     r_meta[idx, RM_PLAYER] = player
     r_meta[idx, RM_GEN] = sinfo[g, SI_GEN]
-    r_meta[idx, RM_NTGT] = E[50].shape[1]
+    r_meta[idx, RM_NTGT] = E.r_tgt.shape[1]
     return idx
 
 
@@ -193,17 +152,17 @@ def _new_record(E, g, player):
 def _new_decision_record(E, g, player):
     """A provisional record of ``player``'s decision, appended to its open trajectory (rewards
     credited to it start at 0); -1 when the pool overflowed (flagged)."""
-    traj_idx, traj_cnt = E[28], E[29]
+    traj_idx, traj_cnt = E.traj_idx, E.traj_cnt
     idx = _new_record(E, g, player)
     if idx < 0:
         return idx
     c = traj_cnt[g, player]
     if c >= traj_idx.shape[2]:
-        _atomics.cas(E[5], C_ERROR, 0, ERR_TRAJ_OVERFLOW)
+        _atomics.cas(E.ctl, C_ERROR, 0, ERR_TRAJ_OVERFLOW)
     else:
         traj_idx[g, player, c] = idx
         traj_cnt[g, player] = c + 1
-    E[22][idx, RF_RAW] = 0.0
+    E.r_f[idx, RF_RAW] = 0.0
     return idx
 
 
@@ -214,7 +173,7 @@ def _store_visit_targets(E, idx, lg, tg, A):
     ids (ascending; the game's order with ``LEGAL_RANKED``), their count in ``RM_NTGT``; the policy
     weight is 1 when the root has visits.  A 4,672-action chess row is written, normalised,
     handed over and scattered into the batch's zeroed targets at ~30 columns, not 4,672."""
-    r_legal, r_tgt = E[26], E[50]
+    r_legal, r_tgt = E.r_legal, E.r_tgt
     s = 0.0
     for a in range(A):
         if lg[a] != 0:  # ``tg`` holds the legal entries only
@@ -230,19 +189,19 @@ def _store_visit_targets(E, idx, lg, tg, A):
             else:
                 r_tgt[idx, n] = t
             n += 1
-    E[21][idx, RM_NTGT] = n
-    E[22][idx, RF_WEIGHT] = 1.0 if s > 0.0 else 0.0
+    E.r_meta[idx, RM_NTGT] = n
+    E.r_f[idx, RF_WEIGHT] = 1.0 if s > 0.0 else 0.0
 
 
 @kernel(inline="always")
 def _emit(E, g, idx, level):
     """Emit record ``idx`` of slot ``g`` at ``level`` (next sequence number of the slot)."""
-    sinfo, r_meta = E[8], E[21]
+    sinfo, r_meta = E.sinfo, E.r_meta
     r_meta[idx, RM_LEVEL] = level
     r_meta[idx, RM_SEQ] = sinfo[g, SI_SEQ]
     sinfo[g, SI_SEQ] += 1
     sinfo[g, SI_WINREC] += 1
-    _atomics.fetch_add(E[5], C_EMITTED, 1)  # progress display only; the floor uses messages
+    _atomics.fetch_add(E.ctl, C_EMITTED, 1)  # progress display only; the floor uses messages
 
 
 @kernel
@@ -250,7 +209,7 @@ def _sb_draw(E, g):
     """start_buffer: after the fresh reset (its draws are on the slot stream either way), start
     from a reached state of this slot's buffer with probability ``1 - p_fresh`` — drawn on the
     buffer's own stream, so ``p_fresh=1`` collects exactly what ``start_buffer=False`` does."""
-    fcfg, states, sb_states, sb_meta, sb_rng = E[2], E[6], E[68], E[69], E[70]
+    fcfg, states, sb_states, sb_meta, sb_rng = E.fcfg, E.states, E.sb_states, E.sb_meta, E.sb_rng
     sb_meta[g, SB_SEEDED] = 0
     stored = sb_meta[g, SB_STORED]
     if stored == 0:
@@ -267,7 +226,7 @@ def _sb_draw(E, g):
 def _sb_observe(E, g):
     """start_buffer: offer the slot's reached (non-terminal) state to its buffer — a uniform
     reservoir (Algorithm R) over every state the slot has reached, on the buffer's stream."""
-    cfg, ctl, states, sb_states, sb_meta, sb_rng = E[1], E[5], E[6], E[68], E[69], E[70]
+    cfg, ctl, states, sb_states, sb_meta, sb_rng = E.cfg, E.ctl, E.states, E.sb_states, E.sb_meta, E.sb_rng
     seen = sb_meta[g, SB_SEEN] + 1
     sb_meta[g, SB_SEEN] = seen
     cap = cfg[CFG_SB]
@@ -289,7 +248,7 @@ def _sb_observe(E, g):
 def _episode_reset(E, g):
     """Start the slot's next episode: the game's reset draws, then EpsilonGreedyQ's head draw
     (``next() % n_heads``, drawn even for one head) — the original's order on the slot stream."""
-    params, cfg, states, srng, sinfo, ep_ret, last_act = E[0], E[1], E[6], E[7], E[8], E[14], E[30]
+    params, cfg, states, srng, sinfo, ep_ret, last_act = E.params, E.cfg, E.states, E.srng, E.sinfo, E.ep_ret, E.last_act
     probs = np.zeros(max(1, cfg[CFG_CHANCE]), np.float64)
     reset(params, states[g], cfg[CFG_HORIZON], srng[g], probs)
     if SB_ON:  # a constant of the generated module: other games never compile the start buffer
@@ -310,9 +269,9 @@ def _dqn_flush(E, g, terminal):
     """Episode over (``terminal`` 1: by the rules; 0: truncated at the horizon): build every
     learning player's n-step records from its trajectory and emit them (player order, decision
     order), drawing ``n_heads`` bootstrap-mask coins per record from the slot stream."""
-    params, cfg, fcfg, learn, states, srng, sinfo = E[0], E[1], E[2], E[4], E[6], E[7], E[8]
-    r_meta, r_f, r_obs, r_next_obs, r_mask, r_legal, r_next_legal = E[21], E[22], E[23], E[24], E[25], E[26], E[27]
-    traj_idx, traj_cnt, last_act = E[28], E[29], E[30]
+    params, cfg, fcfg, learn, states, srng, sinfo = E.params, E.cfg, E.fcfg, E.learn, E.states, E.srng, E.sinfo
+    r_meta, r_f, r_obs, r_next_obs, r_mask, r_legal, r_next_legal = E.r_meta, E.r_f, E.r_obs, E.r_next_obs, E.r_mask, E.r_legal, E.r_next_legal
+    traj_idx, traj_cnt, last_act = E.traj_idx, E.traj_cnt, E.last_act
     N, A, O, H = cfg[CFG_N], cfg[CFG_A], cfg[CFG_O], cfg[CFG_HEADS]
     n_step = cfg[CFG_NSTEP]
     gamma = fcfg[F_GAMMA]
@@ -383,8 +342,8 @@ def _dqn_flush(E, g, terminal):
 @kernel(inline="always")
 def _ppo_flush(E, g, p, v_boot, level):
     """GAE(lambda) backwards over (g, p)'s open segment bootstrapped with ``v_boot``; emit it."""
-    fcfg, r_f = E[2], E[22]
-    traj_idx, traj_cnt = E[28], E[29]
+    fcfg, r_f = E.fcfg, E.r_f
+    traj_idx, traj_cnt = E.traj_idx, E.traj_cnt
     gamma = fcfg[F_GAMMA]
     lam = fcfg[F_LAM]
     adv = 0.0

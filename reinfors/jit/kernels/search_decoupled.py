@@ -1,5 +1,5 @@
 
-# ---- body: reinfors/jit/search_decoupled.tmpl ----------------------------------------------
+# ---- body: reinfors/jit/kernels/search_decoupled.py ----------------------------------------------
 # Simultaneous games (Snake): decoupled AlphaZero / Mcts trees with explicit chance modes.
 # Every node keeps one statistics table per agent (index ``p * A + a`` of the per-action arrays);
 # acting agents select independently (PUCT / UCT on their own table) and the joint action keys a
@@ -9,6 +9,87 @@
 # statistics are shared across the sampled outcomes); Committed(k) freezes k outcomes per joint
 # edge (drawn when first reached) and successive traversals of the node cycle through them.
 
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reinfors.jit import atomics as _atomics
+from reinfors.jit import rng as _rng
+from reinfors.jit._compile import kernel
+from reinfors.jit.engine_codes import (
+    C_ERROR,
+    CFG_A,
+    CFG_ACTBY,
+    CFG_CHOOSE,
+    CFG_EXPAND,
+    CFG_LEARNER,
+    CFG_MAXDEPTH,
+    CFG_N,
+    CFG_O,
+    CFG_POLICY,
+    CFG_RESAMPLE,
+    CFG_SAMPLES,
+    CFG_TEMPDROP,
+    EF_PRIOR,
+    EF_VSUM,
+    ERR_TREE_OVERFLOW,
+    F_CPUCT,
+    F_GAMMA,
+    F_TEMP,
+    LEARNER_AZ,
+    POLICY_AZ,
+    RF_WEIGHT,
+    RM_ACTION,
+    RM_FLAGS,
+    SI_CHOICE,
+    SI_EPLEN,
+    SI_FAN0,
+    SI_FANCODE,
+    SI_FANN,
+    SI_LEAF,
+    SI_MAXD,
+    SI_NACT,
+    SI_NNODES,
+    SI_PLEN,
+    SI_ROWS,
+    SI_SEARCH,
+    SI_STATUS,
+    ST_PARK,
+    TN_ALIVE,
+    TN_DEPTH,
+    TN_EVAL,
+    TN_FIRST,
+    TN_JOINT,
+    TN_NEXT,
+    TN_TERM,
+    TN_TOTAL,
+)
+from reinfors.jit.policies import search as _sp
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import G_apply_chance, G_chance_outcomes, G_chance_pending, G_tree_copy
+    from reinfors.jit.kernels.engine_records import _new_decision_record, _store_visit_targets, _unpack
+    from reinfors.jit.kernels.game_kernels import apply_step, resolve_chance, step_rules, weigh
+    from reinfors.jit.kernels.search_driver import _search_telemetry
+    from reinfors.jit.kernels.search_parts import (
+        _FALSE,
+        _I0,
+        _I1,
+        _IM1,
+        _SR_DEPTHCAP,
+        _SR_EVAL,
+        _SR_FAN,
+        _SR_TERMINAL,
+        _az_prior,
+        _fscr_off,
+        _masked_max_q,
+        _node_setup,
+        _node_state_info,
+        _select,
+    )
+# -- end of bound names (scripts/kernel_part_imports.py) --
+
 
 @kernel
 def _sim_child(AT, g, node, code):
@@ -16,8 +97,8 @@ def _sim_child(AT, g, node, code):
     missing, re-stepped from the parent's state under AlwaysResample.  Returns ``(child,
     created)``; child -1 when the tree is full."""
     E = _unpack(AT)
-    params, cfg, weights, sinfo = E[0], E[1], E[3], E[8]
-    t_state, t_ni, t_nv, t_rng = E[39], E[40], E[44], E[47]
+    params, cfg, weights, sinfo = E.params, E.cfg, E.weights, E.sinfo
+    t_state, t_ni, t_nv, t_rng = E.t_state, E.t_ni, E.t_nv, E.t_rng
     N, A = cfg[CFG_N], cfg[CFG_A]
     k = cfg[CFG_SAMPLES]
     if cfg[CFG_EXPAND] != 0:
@@ -31,17 +112,17 @@ def _sim_child(AT, g, node, code):
     if created:
         c = sinfo[g, SI_NNODES]
         if c >= t_state.shape[1]:
-            _atomics.cas(E[5], C_ERROR, 0, ERR_TREE_OVERFLOW)
+            _atomics.cas(E.ctl, C_ERROR, 0, ERR_TREE_OVERFLOW)
             return _IM1, _I0
         sinfo[g, SI_NNODES] = c + 1
     elif cfg[CFG_RESAMPLE] == 0:
         return c, _I0
     dst = t_state[g, c]
     G_tree_copy(params, t_state[g, node], dst)
-    fscr = E[37]
+    fscr = E.fscr
     rewards = fscr[g, A : A + N]
-    apply_step(params, dst, E[13][g, 0:N], E[38][g], t_rng[g], fscr[g, A + N :])
-    weigh(E[38][g], weights, rewards)
+    apply_step(params, dst, E.iscr[g, 0:N], E.amounts[g], t_rng[g], fscr[g, A + N :])
+    weigh(E.amounts[g], weights, rewards)
     if created:
         _node_setup(AT, g, c, t_ni[g, node, TN_DEPTH] + 1, _IM1)
         t_ni[g, c, TN_JOINT] = code
@@ -62,8 +143,8 @@ def _sim_fan_child(AT, g, node, code):
     chance event (further events of the same tick are sampled), each with its probability —
     and ``(first child, 2)`` is returned (the fan is ``SI_FAN0 .. + SI_FANN``)."""
     E = _unpack(AT)
-    params, cfg, weights, sinfo = E[0], E[1], E[3], E[8]
-    t_state, t_ni, t_nv, t_rng = E[39], E[40], E[44], E[47]
+    params, cfg, weights, sinfo = E.params, E.cfg, E.weights, E.sinfo
+    t_state, t_ni, t_nv, t_rng = E.t_state, E.t_ni, E.t_nv, E.t_rng
     N, A = cfg[CFG_N], cfg[CFG_A]
     mult = cfg[CFG_SAMPLES]
     total = 0.0
@@ -86,20 +167,20 @@ def _sim_fan_child(AT, g, node, code):
         return pick, _I0
     first = sinfo[g, SI_NNODES]
     if first >= t_state.shape[1]:
-        _atomics.cas(E[5], C_ERROR, 0, ERR_TREE_OVERFLOW)
+        _atomics.cas(E.ctl, C_ERROR, 0, ERR_TREE_OVERFLOW)
         return _IM1, _I0
-    fscr = E[37]
+    fscr = E.fscr
     rewards = fscr[g, A : A + N]
     probs = fscr[g, A + N :]
     base = t_state[g, first]
     G_tree_copy(params, t_state[g, node], base)
     n = _I1
-    fanned = step_rules(params, base, E[13][g, 0:N], E[38][g]) and G_chance_pending(params, base)
+    fanned = step_rules(params, base, E.iscr[g, 0:N], E.amounts[g]) and G_chance_pending(params, base)
     if fanned:
         n = G_chance_outcomes(params, base, probs)
-    weigh(E[38][g], weights, rewards)
+    weigh(E.amounts[g], weights, rewards)
     if first + n > t_state.shape[1]:
-        _atomics.cas(E[5], C_ERROR, 0, ERR_TREE_OVERFLOW)
+        _atomics.cas(E.ctl, C_ERROR, 0, ERR_TREE_OVERFLOW)
         return _IM1, _I0
     sinfo[g, SI_NNODES] = first + n
     for o in range(n - 1, -1, -1):  # the base state is the last one turned into its outcome
@@ -130,10 +211,10 @@ def _sim_fan_child(AT, g, node, code):
 def _sim_select(E, g, node, puct, c):
     """Each acting agent's own PUCT / UCT choice into ``iscr[g, :N]``; returns the joint key
     ``sum (a_p + 1) * (A + 1)**p`` over acting agents."""
-    cfg = E[1]
+    cfg = E.cfg
     N, A = cfg[CFG_N], cfg[CFG_A]
-    actions = E[13][g, 0:N]
-    alive = E[40][g, node, TN_ALIVE]
+    actions = E.iscr[g, 0:N]
+    alive = E.t_ni[g, node, TN_ALIVE]
     code = _I0
     mult = 1
     for p in range(N):
@@ -150,8 +231,8 @@ def _sim_select(E, g, node, puct, c):
 def _sim_select_expand(AT, g):
     """Decoupled descent (see ``_select_expand``); the path stores (node, child)."""
     E = _unpack(AT)
-    cfg, fcfg, sinfo = E[1], E[2], E[8]
-    t_ni, t_path = E[40], E[46]
+    cfg, fcfg, sinfo = E.cfg, E.fcfg, E.sinfo
+    t_ni, t_path = E.t_ni, E.t_path
     puct = cfg[CFG_POLICY] == POLICY_AZ
     max_depth = cfg[CFG_MAXDEPTH]
     c = fcfg[F_CPUCT]
@@ -196,11 +277,11 @@ def _sim_backprop(AT, g, terminal):
     terminal leaf, else the leaf's evaluated / cached per-agent values); each acting agent's
     table at a node is credited with its own component for the action it took."""
     E = _unpack(AT)
-    cfg, fcfg, sinfo = E[1], E[2], E[8]
-    t_ni, t_visits, t_ef, t_nv, t_path = E[40], E[42], E[43], E[44], E[46]
-    N, A = cfg[CFG_N], cfg[CFG_A]
+    cfg, sinfo = E.cfg, E.sinfo
+    t_nv = E.t_nv
+    N = cfg[CFG_N]
     off = _fscr_off(E)
-    gv = E[37][g, off : off + N]
+    gv = E.fscr[g, off : off + N]
     leaf = sinfo[g, SI_LEAF]
     for q in range(N):
         gv[q] = 0.0 if terminal else t_nv[g, leaf, q]
@@ -211,8 +292,8 @@ def _sim_backprop(AT, g, terminal):
 def _sim_credit(E, g, node, key, gv):
     """Credit every acting agent's table at ``node`` with its component of ``gv`` for its action
     in the joint ``key`` (digits ``a_p + 1`` in base ``A + 1``)."""
-    cfg = E[1]
-    t_ni, t_visits, t_ef = E[40], E[42], E[43]
+    cfg = E.cfg
+    t_ni, t_visits, t_ef = E.t_ni, E.t_visits, E.t_ef
     N, A = cfg[CFG_N], cfg[CFG_A]
     alive = t_ni[g, node, TN_ALIVE]
     for p in range(N):
@@ -230,11 +311,11 @@ def _sim_backprop_path(AT, g):
     """The per-agent return in the search scratch, backed up along the path (``g[q] = r_q +
     gamma * g[q]`` per step)."""
     E = _unpack(AT)
-    cfg, fcfg, sinfo = E[1], E[2], E[8]
-    t_ni, t_nv, t_path = E[40], E[44], E[46]
+    cfg, fcfg, sinfo = E.cfg, E.fcfg, E.sinfo
+    t_ni, t_nv, t_path = E.t_ni, E.t_nv, E.t_path
     N = cfg[CFG_N]
     off = _fscr_off(E)
-    gv = E[37][g, off : off + N]
+    gv = E.fscr[g, off : off + N]
     gamma = fcfg[F_GAMMA]
     for i in range(sinfo[g, SI_PLEN] - 1, -1, -1):
         node = t_path[g, i, 0]
@@ -250,11 +331,11 @@ def _sim_fan_backup(AT, g):
     children (``r + gamma * v``; terminal children: ``r``); credited at the leaf node for the fan's
     joint action, then backed up along the path."""
     E = _unpack(AT)
-    cfg, fcfg, sinfo = E[1], E[2], E[8]
-    t_ni, t_nv = E[40], E[44]
+    cfg, fcfg, sinfo = E.cfg, E.fcfg, E.sinfo
+    t_ni, t_nv = E.t_ni, E.t_nv
     N = cfg[CFG_N]
     off = _fscr_off(E)
-    gv = E[37][g, off : off + N]
+    gv = E.fscr[g, off : off + N]
     gamma = fcfg[F_GAMMA]
     for q in range(N):
         gv[q] = 0.0
@@ -273,8 +354,8 @@ def _sim_absorb(AT, g):
     """Rows of every agent acting at the leaf: AlphaZero sets that agent's prior (root: mixed with
     Dirichlet noise, agents in row order) and value; Mcts its masked max head-mean Q."""
     E = _unpack(AT)
-    cfg, fcfg, srng, sinfo, preds = E[1], E[2], E[7], E[8], E[12]
-    t_ni, t_ef, t_nv, t_legal, rq = E[40], E[43], E[44], E[45], E[49]
+    cfg, sinfo, preds = E.cfg, E.sinfo, E.preds
+    t_ni, t_ef, t_nv, t_legal, rq = E.t_ni, E.t_ef, E.t_nv, E.t_legal, E.rq
     A, N = cfg[CFG_A], cfg[CFG_N]
     az = cfg[CFG_POLICY] == POLICY_AZ
     fan = sinfo[g, SI_FANN] > 0
@@ -282,7 +363,7 @@ def _sim_absorb(AT, g):
     if not fan:
         for q in range(N):
             t_nv[g, leaf, q] = 0.0
-    prior = E[37][g, 0:A]
+    prior = E.fscr[g, 0:A]
     for j in range(sinfo[g, SI_ROWS]):
         p = rq[g, j, 1]
         if fan:
@@ -308,16 +389,16 @@ def _sim_decide(AT, g):
     temperature; Mcts: values or visits) and records its own targets.  Returns the acting agents
     for the joint step (``_finish_tick``, by ``_advance``), or 0 for ``PolicyHandle.choose``."""
     E = _unpack(AT)
-    cfg, fcfg, learn, srng, sinfo, act_agents, root, legal = E[1], E[2], E[4], E[7], E[8], E[9], E[10], E[11]
-    r_meta, r_f, r_obs, r_legal, r_tgt = E[21], E[22], E[23], E[26], E[50]
-    t_visits, t_ef = E[42], E[43]
+    cfg, fcfg, learn, srng, sinfo, act_agents, root, legal = E.cfg, E.fcfg, E.learn, E.srng, E.sinfo, E.act_agents, E.root, E.legal
+    r_meta, r_f, r_obs, r_legal, r_tgt = E.r_meta, E.r_f, E.r_obs, E.r_legal, E.r_tgt
+    t_visits, t_ef = E.t_visits, E.t_ef
     N, A = cfg[CFG_N], cfg[CFG_A]
     az = cfg[CFG_POLICY] == POLICY_AZ
     na = sinfo[g, SI_NACT]
-    tg = E[37][g, 0:A]
+    tg = E.fscr[g, 0:A]
     temp = fcfg[F_TEMP]
     sample = temp > 0.0 and sinfo[g, SI_EPLEN] < cfg[CFG_TEMPDROP]
-    iscr = E[13]
+    iscr = E.iscr
     for p in range(N):
         iscr[g, p] = 0
         iscr[g, N + p] = -1

@@ -1,11 +1,51 @@
 
-# ---- body: reinfors/jit/engine_routing.tmpl ------------------------------------------------
+# ---- body: reinfors/jit/kernels/engine_routing.py ------------------------------------------------
 # Arenas and routes on the scheduler side: placing a request's rows into the route's open arena
 # (``_place_run``, worker side), draining span messages, sealing and firing committed arenas, and
 # routing the predictions back to the blocked slots by position (``route`` / ``finish_fire``).
 
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reinfors.jit import arena as _arena
+from reinfors.jit import atomics as _atomics
 from reinfors.jit import outputs as _outputs
-from reinfors.jit.engine_codes import TN_NLEG  # a sparse tree node's edge count (_store_pred)
+from reinfors.jit import rings as _rings
+from reinfors.jit._compile import kernel
+from reinfors.jit.engine_codes import (
+    C_ERROR,
+    C_FIREGEN,
+    C_FULL,
+    C_ROUTE_CUR,
+    C_ROUTE_TGT,
+    C_STOP,
+    CC_ALIASES,
+    CFG_A,
+    CFG_ARENAS,
+    CFG_CAP,
+    CFG_ROUTES,
+    ERR_NO_ARENA,
+    ERR_SPAN_OVERFLOW,
+    MSG_ALIAS,
+    MSG_COMPLETED,
+    MSG_EMITTED,
+    MSG_HIT,
+    MSG_W,
+    SI_GEN,
+    SI_SEARCH,
+    SI_STATUS,
+    ST_RESUME,
+    TN_NLEG,
+)
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import CACHE_ON, FAM_TREE, HEAD_MAPPED, SIMUL, G_encode, G_head_index
+    from reinfors.jit.kernels.engine_cache import _cache_log, _cache_publish, _release_gated
+    from reinfors.jit.kernels.engine_records import _unpack
+    from reinfors.jit.kernels.engine_slots import push_ready
+# -- end of bound names (scripts/kernel_part_imports.py) --
 
 
 @kernel(inline="always")
@@ -21,7 +61,7 @@ def _store_pred(E, g, j, src, raw, r):
     after the search).  With rows in ``raw`` (the callback's
     float32 logits, ``outputs.f32_rows``) the action columns come from its row ``r``, widened
     here, and ``src`` supplies the value columns only."""
-    cfg, preds, rq = E[1], E[12], E[49]
+    cfg, preds, rq = E.cfg, E.preds, E.rq
     A = cfg[CFG_A]
     W = src.shape[0]
     HA = (W // A) * A
@@ -29,10 +69,10 @@ def _store_pred(E, g, j, src, raw, r):
     dst = preds[g, j]
     node = rq[g, j, 0]
     agent = rq[g, j, 1]
-    if FAM_TREE and not SIMUL and (node > 0 or E[8][g, SI_SEARCH] != 0):
+    if FAM_TREE and not SIMUL and (node > 0 or E.sinfo[g, SI_SEARCH] != 0):
         tn = max(node, 0)
-        ed = E[71][g, tn]
-        nleg = E[40][g, tn, TN_NLEG]
+        ed = E.t_edges[g, tn]
+        nleg = E.t_ni[g, tn, TN_NLEG]
         for h0 in range(0, HA, A):
             for e in range(nleg):
                 a = ed[e]
@@ -60,12 +100,11 @@ def _place_run(AT, g, j0, k, route, cached, msg):
     (whose demotions run while the slot's task may still be publishing).  Returns False after
     a kernel error."""
     E = _unpack(AT)
-    params, cfg, ctl, root = E[0], E[1], E[5], E[10]
-    rq, t_state = E[49], E[39]
-    arena_rows, arena_ctl, arena_done = E[15], E[16], E[17]
-    a_keys, a_index, rkeys = E[59], E[60], E[66]
-    N = cfg[CFG_N]
-    msg_seq, msg_data, msg_pos = E[18], E[19], E[20]
+    params, cfg, ctl, root = E.params, E.cfg, E.ctl, E.root
+    rq, t_state = E.rq, E.t_state
+    arena_rows, arena_ctl, arena_done = E.arena_rows, E.arena_ctl, E.arena_done
+    a_keys, a_index, rkeys = E.a_keys, E.a_index, E.rkeys
+    msg_seq, msg_data, msg_pos = E.msg_seq, E.msg_data, E.msg_pos
     n_arenas = cfg[CFG_ARENAS]
     cap = cfg[CFG_CAP]
     j = j0
@@ -152,8 +191,8 @@ def drain(A, spans, span_n, acc):
     Completed messages add to ``acc: [2] int64`` = (slots completed, records they emitted).
     Returns the number of Completed messages seen."""
     E = _unpack(A)
-    cfg = E[1]
-    msg_seq, msg_data, msg_pos = E[18], E[19], E[20]
+    cfg = E.cfg
+    msg_seq, msg_data, msg_pos = E.msg_seq, E.msg_data, E.msg_pos
     msg = np.zeros(MSG_W, np.int64)
     parked = 0
     n_arenas = cfg[CFG_ARENAS]
@@ -163,7 +202,7 @@ def drain(A, spans, span_n, acc):
             if ai < 0 or ai >= span_n.shape[0] or span_n[ai] >= spans.shape[1]:
                 # An arena collected more spans than it has rows: an invariant is broken.  Stop
                 # cleanly (KernelError) instead of writing past the span table.
-                _atomics.cas(E[5], C_ERROR, 0, ERR_SPAN_OVERFLOW)
+                _atomics.cas(E.ctl, C_ERROR, 0, ERR_SPAN_OVERFLOW)
                 continue
             k = span_n[ai]
             spans[ai, k, 0] = msg[1]
@@ -177,20 +216,20 @@ def drain(A, spans, span_n, acc):
             acc[1] += msg[3]
         elif msg[0] == MSG_HIT:
             r = msg[2]
-            q = E[65][r]
-            E[64][r, q, 0] = msg[1]
-            E[64][r, q, 1] = msg[3]
-            E[64][r, q, 2] = msg[4]
-            E[65][r] = q + 1
+            q = E.gated_n[r]
+            E.gated[r, q, 0] = msg[1]
+            E.gated[r, q, 1] = msg[3]
+            E.gated[r, q, 2] = msg[4]
+            E.gated_n[r] = q + 1
         elif msg[0] == MSG_ALIAS:
             ai = msg[2] * n_arenas + msg[3]
-            q = E[62][ai]
-            E[61][ai, q, 0] = msg[1]
-            E[61][ai, q, 1] = msg[5]
-            E[61][ai, q, 2] = msg[4]
-            E[62][ai] = q + 1
+            q = E.a_alias_n[ai]
+            E.a_alias[ai, q, 0] = msg[1]
+            E.a_alias[ai, q, 1] = msg[5]
+            E.a_alias[ai, q, 2] = msg[4]
+            E.a_alias_n[ai] = q + 1
             if msg[4] >= 0:
-                E[52][CC_ALIASES] += 1
+                E.cctl[CC_ALIASES] += 1
     return parked
 
 
@@ -199,8 +238,8 @@ def sealable(A, route, first):
     """Index of the first arena of ``route`` (scanning from ``first``) that is closed and fully
     settled, or -1.  Poisoned arenas come back as ``-2 - index``."""
     E = _unpack(A)
-    cfg = E[1]
-    arena_ctl, arena_done = E[16], E[17]
+    cfg = E.cfg
+    arena_ctl, arena_done = E.arena_ctl, E.arena_done
     n_arenas = cfg[CFG_ARENAS]
     for t in range(n_arenas):
         i = (first + t) % n_arenas
@@ -216,8 +255,8 @@ def sealable(A, route, first):
 def arena_fill(A, route, i):
     """Rows reserved in arena ``i`` of ``route`` (its cursor)."""
     E = _unpack(A)
-    n_arenas = E[1][CFG_ARENAS]
-    return _arena.cursor_of(E[16][route * n_arenas + i])
+    n_arenas = E.cfg[CFG_ARENAS]
+    return _arena.cursor_of(E.arena_ctl[route * n_arenas + i])
 
 
 @kernel
@@ -226,7 +265,7 @@ def close_all_open(A, route):
     chain's current one, but a writer delayed across a whole cycle of the chain can leave rows
     in an arena the chain has already moved past.  Returns how many were closed."""
     E = _unpack(A)
-    cfg, arena_ctl = E[1], E[16]
+    cfg, arena_ctl = E.cfg, E.arena_ctl
     n_arenas = cfg[CFG_ARENAS]
     n = 0
     for i in range(n_arenas):
@@ -243,7 +282,7 @@ def close_open(A, route):
     """Close the route's open arena if it holds rows (quiescence / stall rung); returns its index
     or -1 when it was empty."""
     E = _unpack(A)
-    cfg, ctl, arena_ctl = E[1], E[5], E[16]
+    cfg, ctl, arena_ctl = E.cfg, E.ctl, E.arena_ctl
     n_arenas = cfg[CFG_ARENAS]
     cur = _atomics.load_acquire(ctl, C_ROUTE_CUR + 8 * route)
     ai = route * n_arenas + cur
@@ -265,12 +304,12 @@ def route(A, spans, span_n, route_id, i, out, ready_out, raw):
     Every slot served is stamped with the fire's weights generation (``C_FIREGEN`` -> ``SI_GEN``).
     Returns how many slots became ready."""
     E = _unpack(A)
-    cfg, sinfo, preds, pending = E[1], E[8], E[12], E[32]
-    arena_ctl = E[16]
+    cfg, sinfo, pending = E.cfg, E.sinfo, E.pending
+    arena_ctl = E.arena_ctl
     n_arenas = cfg[CFG_ARENAS]
     ai = route_id * n_arenas + i
     n_ready = 0
-    fire_gen = E[5][C_FIREGEN]
+    fire_gen = E.ctl[C_FIREGEN]
     logits = _outputs.f32_rows(raw[0], raw[1], raw[2])
     for s in range(span_n[ai]):
         g = spans[ai, s, 0]
@@ -289,7 +328,7 @@ def route(A, spans, span_n, route_id, i, out, ready_out, raw):
     if CACHE_ON:
         # Alias tickets resolve from their twin rows; then the arena's key index is cleared and
         # its epoch moves on (a claim probing the old index is then abandoned, see _try_alias).
-        a_alias, a_alias_n = E[61], E[62]
+        a_alias, a_alias_n = E.a_alias, E.a_alias_n
         for q in range(a_alias_n[ai]):
             g = a_alias[ai, q, 0]
             pos = a_alias[ai, q, 2]
@@ -303,10 +342,10 @@ def route(A, spans, span_n, route_id, i, out, ready_out, raw):
                 ready_out[n_ready] = g
                 n_ready += 1
         a_alias_n[ai] = 0
-        idx = E[60][ai]
+        idx = E.a_index[ai]
         for t in range(idx.shape[0]):
             idx[t] = 0
-        _atomics.store_release(E[63], ai, E[63][ai] + 1)
+        _atomics.store_release(E.a_epoch, ai, E.a_epoch[ai] + 1)
     # Routed: mark it LENT (closed, empty) until the scheduler recycles it — immediately, or
     # once the callback dropped every view of its rows.
     _atomics.store_release(arena_ctl, ai, _arena.pack(True, 0, 0))
@@ -325,8 +364,8 @@ def spans_complete(A, spans, span_n, acc, ai):
     got = 0
     for s in range(span_n[ai]):
         got += spans[ai, s, 2]
-    w = _atomics.load_acquire(E[16], ai)
-    return got == _arena.cursor_of(w) and E[62][ai] == _arena.alias_of(w)
+    w = _atomics.load_acquire(E.arena_ctl, ai)
+    return got == _arena.cursor_of(w) and E.a_alias_n[ai] == _arena.alias_of(w)
 
 
 @kernel
@@ -336,7 +375,7 @@ def find_fireable(A, spans, span_n, acc):
     complete, encoded as ``route * n_arenas + index`` (``-2 - code`` when poisoned, -1 when
     none).  The message ring is drained in the same call."""
     E = _unpack(A)
-    cfg, ctl = E[1], E[5]
+    cfg, ctl = E.cfg, E.ctl
     n_arenas = cfg[CFG_ARENAS]
     found = -1
     for r in range(cfg[CFG_ROUTES]):
@@ -365,16 +404,16 @@ def finish_fire(A, spans, span_n, route_id, i, out, ready_out, recycle_now, gen,
     read before the call) go to the insert log, the route's gated tickets are released (stale
     ones demoted) and a new view is published.  Returns how many slots became ready."""
     E = _unpack(A)
-    cfg = E[1]
+    cfg = E.cfg
     ai = route_id * cfg[CFG_ARENAS] + i
-    n_rows = _arena.cursor_of(_atomics.load_acquire(E[16], ai))
+    n_rows = _arena.cursor_of(_atomics.load_acquire(E.arena_ctl, ai))
     n_ready = route(A, spans, span_n, route_id, i, out, ready_out, raw)
     if CACHE_ON:
         _cache_log(E, route_id, ai, n_rows, out, gen)
         n_ready = _release_gated(A, E, route_id, ready_out, n_ready)
         _cache_publish(E)
     if recycle_now:
-        _arena.recycle(E[16], E[17], ai)
-    _atomics.store_release(E[5], C_STOP, 0)
+        _arena.recycle(E.arena_ctl, E.arena_done, ai)
+    _atomics.store_release(E.ctl, C_STOP, 0)
     push_ready(A, ready_out, n_ready)
     return n_ready

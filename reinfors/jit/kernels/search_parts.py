@@ -1,5 +1,5 @@
 
-# ---- body: reinfors/jit/search_parts.tmpl ------------------------------------------------------
+# ---- body: reinfors/jit/kernels/search_parts.py ------------------------------------------------------
 # Tree search inside the engine.  The "tree" (AlphaZero / Mcts), "minimax" and "selexp" kernel
 # families each concatenate this file, their policy's files and the driver (the header constants
 # FAM_TREE / FAM_MMX / FAM_SX prune the other policies' branches before typing).  Each slot owns
@@ -17,20 +17,78 @@
 # (docs/original-0.4.0/engine-search.md).  Simultaneous games (Snake) use decoupled AlphaZero /
 # Mcts trees with explicit chance modes; the original's were not probed.
 
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reinfors.jit import atomics as _atomics
+from reinfors.jit import rng as _rng
+from reinfors.jit._compile import kernel
 from reinfors.jit.engine_codes import (
-    CFG_ACTBY, CFG_CHOOSE, CFG_DEPTH, CFG_INTERIOR, CFG_MAXDEPTH, CFG_MAXN, CFG_NOISE, CFG_SIMS, CFG_TEMPDROP, CFG_TOPK,
-    EF_PRIOR, EF_RALL, EF_REW, EF_VSUM, ERR_TREE_OVERFLOW, F_CPUCT, F_NOISE_ALPHA, F_NOISE_EPS, F_TEMP,
-    CFG_BUDGET, CFG_OPP, F_BETA, F_OPP_F, F_OPP_T, FT_DISAGREE, FT_SEARCH_SIGMA, FT_SIGMA, SI_NBATCH, SI_NOPP, TN_OPP,
-    POLICY_MCTS, POLICY_MINIMAX, RF_WEIGHT, RF_Z, SI_CAPS, SI_CHOICE, SI_EXPS, SI_FBUF, SI_LEAF, SI_LEAVES, SI_MAXD,
-    SI_NFRONT, SI_NNEW, SI_NNODES, SI_PLEN, SI_ROUNDS, SI_SEARCH, SI_SIMS, SI_TERMS, TL_DEPTHCAP, TL_EXPANSIONS,
-    TL_EXTRA, TL_LEAVES, TL_MAXDEPTH, TL_ROUNDS, TL_SEARCHES, TL_TERMSIMS, TN_DEPTH, TN_EVAL, TN_EXP, TN_FULL,
-    TN_MOVER, TN_TERM, TN_TOTAL, TN_ALIVE, TN_FIRST, TN_JOINT, TN_NEXT, CFG_RESAMPLE, CFG_SAMPLES, CFG_SIMUL,
-    CFG_EXPAND, SI_FAN0, SI_FANCODE, SI_FANN,
+    C_ERROR,
+    CFG_A,
+    CFG_CHANCE,
+    CFG_HEADS,
+    CFG_MAXN,
+    CFG_N,
+    CFG_NOISE,
+    CFG_POLICY,
+    EF_PRIOR,
+    EF_RALL,
+    EF_REW,
+    EF_VSUM,
+    ERR_TREE_OVERFLOW,
+    F_GAMMA,
+    F_NOISE_ALPHA,
+    F_NOISE_EPS,
+    FT_SEARCH_SIGMA,
+    MSG_W,
+    POLICY_SELEXP,
+    SI_CAPS,
+    SI_EXPS,
+    SI_FANN,
+    SI_FBUF,
+    SI_LEAF,
+    SI_LEAVES,
+    SI_MAXD,
+    SI_NFRONT,
+    SI_NNEW,
+    SI_NNODES,
+    SI_PLEN,
+    SI_ROUNDS,
+    SI_SEARCH,
+    SI_SIMS,
+    SI_TERMS,
+    TN_ALIVE,
+    TN_DEPTH,
+    TN_FIRST,
+    TN_MOVER,
+    TN_NEXT,
+    TN_NLEG,
+    TN_TERM,
+    TN_TOTAL,
 )
-from reinfors.jit.engine_codes import TN_NOUT  # chance nodes: see search_chance.tmpl
-from reinfors.jit.engine_codes import TN_NLEG  # edge lists: see _node_state_info
-from reinfors.jit.engine_codes import CFG_LEAFB, F_VLOSS  # leaf batching: see search_puct.tmpl
+from reinfors.jit.games._contract import DONE, HORIZON, RUNNING
 from reinfors.jit.policies import search as _sp
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import (
+        CHANCE_IN_STEP,
+        FAM_MMX,
+        FAM_SX,
+        FAM_TREE,
+        LEGAL_LIST,
+        LEGAL_RANKED,
+        SIMUL,
+        G_encode,
+        G_legal_list,
+        G_tree_copy,
+    )
+    from reinfors.jit.kernels.engine_records import _unpack
+    from reinfors.jit.kernels.game_kernels import active_agents, apply_step, legal_mask, weigh
+# -- end of bound names (scripts/kernel_part_imports.py) --
+
 
 _SR_EVAL = 0  # select_expand: the leaf needs inference rows
 _SR_TERMINAL = 1  # ... reached a terminal state
@@ -49,19 +107,19 @@ _FALSE = np.bool_(False)
 # and decoupled): node setup, edge stepping, tree start, the PUCT / UCT selection rule, the
 # negamax and maxn backups, AlphaZero's prior and the masked Q maximum.  Every search family
 # concatenates this file; each policy's rounds live in a file of their own (codegen._TEMPLATES):
-#   search_puct.tmpl        AlphaZero / Mcts on sequential games
-#   search_decoupled.tmpl   AlphaZero / Mcts on simultaneous games (decoupled selection)
-#   search_minimax.tmpl     Minimax (full-width negamax / expectiminimax)
-#   search_selexp.tmpl      SelectiveExpectimax on sequential games
-#   search_sxsim.tmpl       SelectiveExpectimax on simultaneous games
-#   search_chance.tmpl      in-step chance nodes of the sequential trees
-#   search_driver.tmpl      the decision, the step / absorb entry points and the episode flush
+#   search_puct.py        AlphaZero / Mcts on sequential games
+#   search_decoupled.py   AlphaZero / Mcts on simultaneous games (decoupled selection)
+#   search_minimax.py     Minimax (full-width negamax / expectiminimax)
+#   search_selexp.py      SelectiveExpectimax on sequential games
+#   search_sxsim.py       SelectiveExpectimax on simultaneous games
+#   search_chance.py      in-step chance nodes of the sequential trees
+#   search_driver.py      the decision, the step / absorb entry points and the episode flush
 
 
 @kernel(inline="always")
 def _fscr_off(E):
     """Offset of the search scratch region of ``fscr`` (after scratch A, rewards N, chance C)."""
-    cfg = E[1]
+    cfg = E.cfg
     return cfg[CFG_A] + cfg[CFG_N] + max(1, cfg[CFG_CHANCE])
 
 
@@ -91,9 +149,9 @@ def _node_setup(AT, g, c, depth, parent_mover):
     mover, legal mask and edge list; no children, no statistics (a sparse node initialises only
     its legal edges: ``_node_state_info``)."""
     E = _unpack(AT)
-    params, cfg = E[0], E[1]
-    t_state, t_ni, t_child, t_visits, t_ef, t_nv, t_legal = E[39], E[40], E[41], E[42], E[43], E[44], E[45]
-    N, A = cfg[CFG_N], cfg[CFG_A]
+    cfg = E.cfg
+    t_ni, t_child, t_visits, t_ef, t_nv = E.t_ni, E.t_child, E.t_visits, E.t_ef, E.t_nv
+    A = cfg[CFG_A]
     ni = t_ni[g, c]
     for k in range(ni.shape[0]):
         ni[k] = 0
@@ -124,8 +182,8 @@ def _node_state_info(AT, g, c, parent_mover):
     The mask row is cleared here unless the game lists its moves (``LEGAL_LIST``: its
     ``legal_list`` writes the whole mask, so a second pass over the cold row is not paid)."""
     E = _unpack(AT)
-    params, cfg = E[0], E[1]
-    t_state, t_ni, t_legal = E[39], E[40], E[45]
+    params, cfg = E.params, E.cfg
+    t_state, t_ni, t_legal = E.t_state, E.t_ni, E.t_legal
     N, A = cfg[CFG_N], cfg[CFG_A]
     st = t_state[g, c]
     ni = t_ni[g, c]
@@ -141,7 +199,7 @@ def _node_state_info(AT, g, c, parent_mover):
         ni[TN_MOVER] = parent_mover
         return
     ni[TN_TERM] = 0
-    agents = E[13][g, 2 * N + MSG_W : 3 * N + MSG_W]
+    agents = E.iscr[g, 2 * N + MSG_W : 3 * N + MSG_W]
     na = active_agents(params, st, agents)
     ni[TN_MOVER] = agents[0]
     if SIMUL:  # a constant of the generated module (the game's dynamics)
@@ -151,7 +209,7 @@ def _node_state_info(AT, g, c, parent_mover):
             legal_mask(params, st, p, t_legal[g, c, p * A : (p + 1) * A])
     else:
         lg = t_legal[g, c, 0:A]
-        ed = E[71][g, c]
+        ed = E.t_edges[g, c]
         n = 0
         if LEGAL_LIST:  # the game lists its moves in order while writing the mask
             n = G_legal_list(params, st, agents[0], t_legal[g, c, 0:0] if listed else lg, ed)
@@ -167,7 +225,7 @@ def _node_state_info(AT, g, c, parent_mover):
         ni[TN_NLEG] = n
         if _edge_listed(c):
             # The legal edges' entries read as a dense table's would after setup (-1 / 0).
-            t_child, t_visits, t_ef = E[41], E[42], E[43]
+            t_child, t_visits, t_ef = E.t_child, E.t_visits, E.t_ef
             for j in range(n):
                 a = ed[j]
                 t_child[g, c, a] = -1
@@ -183,21 +241,21 @@ def _step_edge(E, g, parent, a, c):
     leaves pending (Committed(1) on a game with in-step chance: its one frozen draw) comes, in
     Minimax and SelectiveExpectimax trees, from the slot stream as the node is made, as 0.4.0
     (AlphaZero / Mcts: from the tree stream; 0.4.0's is not recovered there)."""
-    params, cfg, weights = E[0], E[1], E[3]
-    t_state, t_ni, t_ef, t_rng = E[39], E[40], E[43], E[47]
+    params, cfg, weights = E.params, E.cfg, E.weights
+    t_state, t_ni, t_ef, t_rng = E.t_state, E.t_ni, E.t_ef, E.t_rng
     N, A = cfg[CFG_N], cfg[CFG_A]
     dst = t_state[g, c]
     G_tree_copy(params, t_state[g, parent], dst)
     mover = t_ni[g, parent, TN_MOVER]
-    actions = E[13][g, 0:N]
+    actions = E.iscr[g, 0:N]
     for p in range(N):
         actions[p] = 0
     actions[mover] = a
-    fscr = E[37]
+    fscr = E.fscr
     rewards = fscr[g, A : A + N]
-    rng = E[7][g] if CHANCE_IN_STEP and (FAM_MMX or FAM_SX) else t_rng[g]
-    apply_step(params, dst, actions, E[38][g], rng, fscr[g, A + N :])
-    weigh(E[38][g], weights, rewards)
+    rng = E.srng[g] if CHANCE_IN_STEP and (FAM_MMX or FAM_SX) else t_rng[g]
+    apply_step(params, dst, actions, E.amounts[g], rng, fscr[g, A + N :])
+    weigh(E.amounts[g], weights, rewards)
     t_ef[g, parent, a, EF_REW] = rewards[mover]
     if cfg[CFG_MAXN] != 0:
         for q in range(N):
@@ -210,15 +268,15 @@ def _new_child(AT, g, parent, a):
     from the slot's tree stream), store the edge rewards, set the child up.  Returns the child's
     index, or -1 when the tree is full (flagged as a kernel error)."""
     E = _unpack(AT)
-    sinfo, t_ni = E[8], E[40]
+    sinfo, t_ni = E.sinfo, E.t_ni
     c = sinfo[g, SI_NNODES]
-    if c >= E[39].shape[1]:
-        _atomics.cas(E[5], C_ERROR, 0, ERR_TREE_OVERFLOW)
+    if c >= E.t_state.shape[1]:
+        _atomics.cas(E.ctl, C_ERROR, 0, ERR_TREE_OVERFLOW)
         return -1
     sinfo[g, SI_NNODES] = c + 1
     _step_edge(E, g, parent, a, c)
     _node_setup(AT, g, c, t_ni[g, parent, TN_DEPTH] + 1, t_ni[g, parent, TN_MOVER])
-    E[41][g, parent, a] = c
+    E.t_child[g, parent, a] = c
     return c
 
 
@@ -226,8 +284,8 @@ def _new_child(AT, g, parent, a):
 def _tree_begin(AT, g):
     """A fresh tree for the slot's current decision (nothing is reused across decisions)."""
     E = _unpack(AT)
-    params, cfg, states, srng, sinfo, root = E[0], E[1], E[6], E[7], E[8], E[10]
-    t_state, t_rng, t_list = E[39], E[47], E[48]
+    params, cfg, states, srng, sinfo, root = E.params, E.cfg, E.states, E.srng, E.sinfo, E.root
+    t_state, t_rng, t_list = E.t_state, E.t_rng, E.t_list
     src = states[g]
     dst = t_state[g, 0]
     for i in range(src.shape[0]):
@@ -244,8 +302,8 @@ def _tree_begin(AT, g):
     sinfo[g, SI_NFRONT] = 1
     t_list[g, 0, 0] = 0
     if cfg[CFG_POLICY] == POLICY_SELEXP:
-        E[44][g, 0, cfg[CFG_HEADS]] = 1.0  # the root's path weight
-        E[51][g, FT_SEARCH_SIGMA] = 0.0
+        E.t_nv[g, 0, cfg[CFG_HEADS]] = 1.0  # the root's path weight
+        E.ftele[g, FT_SEARCH_SIGMA] = 0.0
     if cfg[CFG_MAXN] != 0:
         # maxn evaluates every node from all perspectives: the root rows of every agent, kept for
         # the records (root[g, q] = observe(q) of the root state).
@@ -260,8 +318,8 @@ def _select(E, g, node, puct, c, off):
     ``q + c * sqrt(ln(max(N, 1)) / n)``) over the legal actions of the node's table at ``off``
     (0; ``p * A`` for agent ``p`` of a simultaneous node), ascending; first max.  Sequential
     games walk the node's edge list (the same actions in the same order)."""
-    cfg = E[1]
-    t_ni, t_visits, t_ef, t_legal = E[40], E[42], E[43], E[45]
+    cfg = E.cfg
+    t_ni, t_visits, t_ef, t_legal = E.t_ni, E.t_visits, E.t_ef, E.t_legal
     total = t_ni[g, node, TN_TOTAL]
     root_n = np.sqrt(np.float64(max(total, 1)))
     log_n = np.log(np.float64(max(total, 1)))
@@ -284,9 +342,9 @@ def _select(E, g, node, puct, c, off):
                 best = a
                 bs = sc
         return best
-    ed = E[71]
+    t_edges = E.t_edges
     for j in range(t_ni[g, node, TN_NLEG]):
-        a = np.int64(ed[g, node, j])
+        a = np.int64(t_edges[g, node, j])
         n = t_visits[g, node, a]
         if puct:
             q = t_ef[g, node, a, EF_VSUM] / n if n > 0 else 0.0
@@ -305,8 +363,8 @@ def _select(E, g, node, puct, c, off):
 def _backprop(AT, g, v):
     """Negamax backup of ``v`` (the leaf mover's value) along the path: ``q = r + gamma * (+-g)``."""
     E = _unpack(AT)
-    fcfg, sinfo = E[2], E[8]
-    t_ni, t_visits, t_ef, t_nv, t_path = E[40], E[42], E[43], E[44], E[46]
+    fcfg, sinfo = E.fcfg, E.sinfo
+    t_ni, t_visits, t_ef, t_nv, t_path = E.t_ni, E.t_visits, E.t_ef, E.t_nv, E.t_path
     leaf = sinfo[g, SI_LEAF]
     t_nv[g, leaf, 0] = v
     gamma = fcfg[F_GAMMA]
@@ -330,11 +388,11 @@ def _backprop_maxn(AT, g, terminal):
     """maxn backup of every agent's value (the leaf's ``values_all``, zeros at a terminal leaf):
     ``g[q] = r_q + gamma * g[q]``, each node credits its own mover's component."""
     E = _unpack(AT)
-    cfg, fcfg, sinfo = E[1], E[2], E[8]
-    t_ni, t_visits, t_ef, t_nv, t_path = E[40], E[42], E[43], E[44], E[46]
+    cfg, fcfg, sinfo = E.cfg, E.fcfg, E.sinfo
+    t_ni, t_visits, t_ef, t_nv, t_path = E.t_ni, E.t_visits, E.t_ef, E.t_nv, E.t_path
     N = cfg[CFG_N]
     off = _fscr_off(E)
-    gv = E[37][g, off : off + N]
+    gv = E.fscr[g, off : off + N]
     leaf = sinfo[g, SI_LEAF]
     for q in range(N):
         gv[q] = 0.0 if terminal else t_nv[g, leaf, q]
@@ -354,7 +412,7 @@ def _backprop_maxn(AT, g, terminal):
 def _az_prior(E, g, pred, legal, at_root, prior):
     """AlphaZero prior into ``prior: [A]``: softmax of the logits over ``legal``; at the root mixed
     with ``epsilon`` of a Dirichlet(alpha) draw from the slot stream (legal actions in order)."""
-    cfg, fcfg, srng = E[1], E[2], E[7]
+    cfg, fcfg, srng = E.cfg, E.fcfg, E.srng
     A = cfg[CFG_A]
     _sp.softmax_legal(pred, legal, A, prior)
     eps = fcfg[F_NOISE_EPS]
@@ -364,7 +422,7 @@ def _az_prior(E, g, pred, legal, at_root, prior):
             if legal[a] != 0:
                 k += 1
         off = _fscr_off(E)
-        d = E[37][g, off : off + A]
+        d = E.fscr[g, off : off + A]
         _rng.dirichlet(srng[g], fcfg[F_NOISE_ALPHA], d, k)
         j = 0
         for a in range(A):
@@ -379,9 +437,9 @@ def _az_prior_node(E, g, pred, node, prior):
     softmax of ``pred: [>= A]`` over its edge list (``_az_prior``'s arithmetic in the same order;
     the root mixed with Dirichlet noise), ``prior: [A]`` scratch.  Only the legal entries are
     written (a dense table's illegal entries hold 0.0 already: node setup)."""
-    cfg, fcfg, srng = E[1], E[2], E[7]
-    t_ni, t_ef = E[40], E[43]
-    ed = E[71][g, node]
+    cfg, fcfg, srng = E.cfg, E.fcfg, E.srng
+    t_ni, t_ef = E.t_ni, E.t_ef
+    ed = E.t_edges[g, node]
     n = t_ni[g, node, TN_NLEG]
     m = -np.inf
     for j in range(n):
@@ -400,7 +458,7 @@ def _az_prior_node(E, g, pred, node, prior):
     eps = fcfg[F_NOISE_EPS]
     if node == 0 and cfg[CFG_NOISE] != 0 and eps > 0.0:
         off = _fscr_off(E)
-        d = E[37][g, off : off + cfg[CFG_A]]
+        d = E.fscr[g, off : off + cfg[CFG_A]]
         _rng.dirichlet(srng[g], fcfg[F_NOISE_ALPHA], d, np.int64(n))
         for j in range(n):
             a = ed[j]
@@ -413,12 +471,12 @@ def _az_prior_node(E, g, pred, node, prior):
 @kernel(inline="always")
 def _masked_max_q_node(E, g, pred, node):
     """``_masked_max_q`` over sequential node ``node``'s edge list (same order, same result)."""
-    cfg = E[1]
+    cfg = E.cfg
     A, H = cfg[CFG_A], cfg[CFG_HEADS]
-    ed = E[71][g, node]
+    ed = E.t_edges[g, node]
     v = -np.inf
     any_legal = False
-    for j in range(E[40][g, node, TN_NLEG]):
+    for j in range(E.t_ni[g, node, TN_NLEG]):
         a = ed[j]
         s = 0.0
         for h in range(H):
@@ -433,7 +491,7 @@ def _masked_max_q_node(E, g, pred, node):
 @kernel(inline="always")
 def _masked_max_q(E, pred, legal):
     """``max`` over legal actions of the head-mean Q (``pred: [H * A]``); 0.0 if none is legal."""
-    cfg = E[1]
+    cfg = E.cfg
     A, H = cfg[CFG_A], cfg[CFG_HEADS]
     v = -np.inf
     any_legal = False

@@ -1,8 +1,58 @@
 
-# ---- body: reinfors/jit/search_minimax.tmpl ------------------------------------------------
+# ---- body: reinfors/jit/kernels/search_minimax.py ------------------------------------------------
 # Minimax: full-width negamax (expectiminimax with in-step chance), one inference round per depth
 # level, frontier leaves scored for their own mover; also the edge values and the interior
 # targets SelectiveExpectimax shares (the selexp family concatenates this file too).
+
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reinfors.jit import rng as _rng
+from reinfors.jit._compile import kernel
+from reinfors.jit.engine_codes import (
+    CFG_A,
+    CFG_DEPTH,
+    CFG_EXPAND,
+    CFG_HEADS,
+    CFG_INTERIOR,
+    CFG_POLICY,
+    CFG_TOPK,
+    EF_PRIOR,
+    EF_REW,
+    F_BOOTSTRAP_P,
+    F_GAMMA,
+    POLICY_SELEXP,
+    RF_RAW,
+    RF_Z,
+    RM_ACTION,
+    RM_FLAGS,
+    SI_EXPS,
+    SI_FBUF,
+    SI_LEAVES,
+    SI_LEVEL,
+    SI_MAXD,
+    SI_NFRONT,
+    SI_NNEW,
+    SI_NNODES,
+    SI_ROUNDS,
+    TN_DEPTH,
+    TN_EXP,
+    TN_FULL,
+    TN_MOVER,
+    TN_NOUT,
+    TN_TERM,
+)
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import CHANCE_IN_STEP, FAM_SX, G_encode
+    from reinfors.jit.kernels.engine_records import _ST_WAIT, _emit, _new_record, _unpack
+    from reinfors.jit.kernels.engine_slots import _request
+    from reinfors.jit.kernels.search_chance import _chance_value, _committed_mean, _new_edge
+    from reinfors.jit.kernels.search_parts import _I0, _TRUE, _fscr_off
+    from reinfors.jit.kernels.search_selexp import _sx_branch
+# -- end of bound names (scripts/kernel_part_imports.py) --
 
 
 @kernel
@@ -10,13 +60,13 @@ def _mmx_run(AT, g):
     """Expand the frontier level by level; each round's new non-terminal children are requested
     as one multi-row request (returns True); False once the frontier is empty."""
     E = _unpack(AT)
-    cfg, sinfo = E[1], E[8]
-    t_ni, t_ef, t_legal, t_list, rq = E[40], E[43], E[45], E[48], E[49]
+    cfg, sinfo = E.cfg, E.sinfo
+    t_ni, t_ef, t_legal, t_list, rq = E.t_ni, E.t_ef, E.t_legal, E.t_list, E.rq
     A = cfg[CFG_A]
     D = cfg[CFG_DEPTH]
     top_k = cfg[CFG_TOPK]
     off = _fscr_off(E)
-    keep = E[37][g, off : off + A]
+    keep = E.fscr[g, off : off + A]
     while sinfo[g, SI_NFRONT] > 0:
         fb = sinfo[g, SI_FBUF]
         nb = 1 - fb
@@ -89,8 +139,8 @@ def _mmx_absorb(AT, g):
     """Score the round's new nodes for their own mover: ``boot[h]`` = masked max of head ``h``;
     with a beam also keep the head-mean Q row (the next round's move ordering)."""
     E = _unpack(AT)
-    cfg, sinfo, preds = E[1], E[8], E[12]
-    t_ni, t_ef, t_nv, t_legal, t_list = E[40], E[43], E[44], E[45], E[48]
+    cfg, sinfo, preds = E.cfg, E.sinfo, E.preds
+    t_ef, t_nv, t_legal, t_list = E.t_ef, E.t_nv, E.t_legal, E.t_list
     A, H = cfg[CFG_A], cfg[CFG_HEADS]
     top_k = cfg[CFG_TOPK]
     for i in range(sinfo[g, SI_NNEW]):
@@ -116,12 +166,12 @@ def _mmx_absorb(AT, g):
 def _mmx_edge(E, g, node, a, h):
     """Value of edge ``a`` of ``node`` for head ``h``: the reward, plus the discounted child value
     (negated when the child's mover is the opponent) unless the child is terminal."""
-    fcfg = E[2]
-    t_ni, t_child, t_ef, t_nv = E[40], E[41], E[43], E[44]
+    fcfg = E.fcfg
+    t_ni, t_child, t_ef, t_nv = E.t_ni, E.t_child, E.t_ef, E.t_nv
     c = t_child[g, node, a]
     r = t_ef[g, node, a, EF_REW]
     if CHANCE_IN_STEP and t_ni[g, c, TN_NOUT] > 0:
-        if E[1][CFG_EXPAND] == 0:
+        if E.cfg[CFG_EXPAND] == 0:
             return _committed_mean(E, g, c, h, t_ni[g, node, TN_MOVER], _TRUE, r)
         return r + fcfg[F_GAMMA] * _chance_value(E, g, c, h, t_ni[g, node, TN_MOVER], _TRUE)
     if t_ni[g, c, TN_TERM] != 0:
@@ -146,8 +196,8 @@ def _mmx_finish(AT, g):
     the nodes is bottom-up); emit TreeStrap interior records when asked.  Shared by Minimax and
     SelectiveExpectimax (whose expanded max nodes are the searcher's, full width)."""
     E = _unpack(AT)
-    cfg, learn, sinfo = E[1], E[4], E[8]
-    t_ni, t_child, t_nv = E[40], E[41], E[44]
+    cfg, learn, sinfo = E.cfg, E.learn, E.sinfo
+    t_ni, t_child, t_nv = E.t_ni, E.t_child, E.t_nv
     A, H = cfg[CFG_A], cfg[CFG_HEADS]
     for node in range(sinfo[g, SI_NNODES] - 1, -1, -1):
         if t_ni[g, node, TN_EXP] == 0:
@@ -179,9 +229,9 @@ def _mmx_interior(AT, g, searcher):
     whose mover is the searcher, depth-first pre-order over the edges; emitted at once, one mask
     draw per head from the slot stream."""
     E = _unpack(AT)
-    params, cfg, fcfg, srng, sinfo = E[0], E[1], E[2], E[7], E[8]
-    r_meta, r_f, r_obs, r_mask, r_legal, r_tgt = E[21], E[22], E[23], E[25], E[26], E[50]
-    t_state, t_ni, t_child, t_list = E[39], E[40], E[41], E[48]
+    params, cfg, fcfg, srng, sinfo = E.params, E.cfg, E.fcfg, E.srng, E.sinfo
+    r_meta, r_f, r_obs, r_mask, r_legal, r_tgt = E.r_meta, E.r_f, E.r_obs, E.r_mask, E.r_legal, E.r_tgt
+    t_state, t_ni, t_child, t_list = E.t_state, E.t_ni, E.t_child, E.t_list
     A, H = cfg[CFG_A], cfg[CFG_HEADS]
     bp = fcfg[F_BOOTSTRAP_P]
     level = sinfo[g, SI_LEVEL]

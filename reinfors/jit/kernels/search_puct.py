@@ -1,10 +1,10 @@
 
-# ---- body: reinfors/jit/search_puct.tmpl ---------------------------------------------------
+# ---- body: reinfors/jit/kernels/search_puct.py ---------------------------------------------------
 # AlphaZero (PUCT; the root is evaluated as simulation 1, root Dirichlet noise from the slot
 # stream, negamax or maxn backup) and Mcts (UCT; the root is not evaluated; leaves scored by the
 # masked max of the head-mean Q row) on sequential games: one simulation per round, the leaf row
 # requested through the arena, absorbed and backed up when it returns.  Simultaneous games branch
-# to the decoupled tree (search_decoupled.tmpl) on the module constant SIMUL.
+# to the decoupled tree (search_decoupled.py) on the module constant SIMUL.
 #
 # Leaf batching (cfg[CFG_LEAFB] = leaf_batch > 1, a runtime value; compiled only into modules
 # generated with LB_ON): a round selects up to k
@@ -19,14 +19,91 @@
 # at once.  The first evaluation of the root is a round of its own (every selection would stop
 # there).  docs/leaf-batching.md.
 
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reinfors.jit._compile import kernel
+from reinfors.jit.engine_codes import (
+    CFG_A,
+    CFG_EXPAND,
+    CFG_LEAFB,
+    CFG_MAXDEPTH,
+    CFG_MAXN,
+    CFG_N,
+    CFG_POLICY,
+    CFG_SAMPLES,
+    CFG_SIMS,
+    EF_VSUM,
+    F_CPUCT,
+    F_VLOSS,
+    POLICY_AZ,
+    POLICY_MCTS,
+    SI_CAPS,
+    SI_FAN0,
+    SI_FANCODE,
+    SI_FANN,
+    SI_LEAF,
+    SI_MAXD,
+    SI_NACT,
+    SI_NBATCH,
+    SI_NNODES,
+    SI_PLEN,
+    SI_ROUNDS,
+    SI_ROWS,
+    SI_SIMS,
+    SI_TERMS,
+    TL_EXTRA,
+    TN_ALIVE,
+    TN_DEPTH,
+    TN_EVAL,
+    TN_JOINT,
+    TN_MOVER,
+    TN_NOUT,
+    TN_TERM,
+    TN_TOTAL,
+)
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import CHANCE_IN_STEP, LB_ON, SIMUL
+    from reinfors.jit.kernels.engine_records import _ST_WAIT, _unpack
+    from reinfors.jit.kernels.engine_slots import _request
+    from reinfors.jit.kernels.search_chance import (
+        _chance_pick,
+        _new_edge,
+        _resample_pick,
+        _seq_fan_absorb,
+        _seq_fan_backup,
+        _seq_fan_request,
+    )
+    from reinfors.jit.kernels.search_decoupled import _sim_absorb, _sim_backprop, _sim_fan_backup, _sim_select_expand
+    from reinfors.jit.kernels.search_parts import (
+        _FALSE,
+        _I0,
+        _I1,
+        _IM1,
+        _SR_DEPTHCAP,
+        _SR_EVAL,
+        _SR_FAN,
+        _SR_TERMINAL,
+        _TRUE,
+        _az_prior_node,
+        _backprop,
+        _backprop_maxn,
+        _masked_max_q_node,
+        _select,
+    )
+# -- end of bound names (scripts/kernel_part_imports.py) --
+
 
 @kernel
 def _select_expand(AT, g):
     """Descend from the root to a leaf, expanding at most one new child; returns ``_SR_*`` (or -1
     when the tree overflowed).  The leaf and the path are left in sinfo / ``t_path``."""
     E = _unpack(AT)
-    cfg, fcfg, sinfo = E[1], E[2], E[8]
-    t_ni, t_child, t_path = E[40], E[41], E[46]
+    cfg, fcfg, sinfo = E.cfg, E.fcfg, E.sinfo
+    t_ni, t_child, t_path = E.t_ni, E.t_child, E.t_path
     puct = cfg[CFG_POLICY] == POLICY_AZ
     max_depth = cfg[CFG_MAXDEPTH]
     c = fcfg[F_CPUCT]
@@ -98,8 +175,8 @@ def _mcts_run(AT, g):
     """Run simulations until one needs inference rows (requested; returns True) or the budget is
     spent (returns False: the search is complete)."""
     E = _unpack(AT)
-    cfg, sinfo, tele = E[1], E[8], E[31]
-    t_ni, t_nv, rq = E[40], E[44], E[49]
+    cfg, sinfo, tele = E.cfg, E.sinfo, E.tele
+    t_ni, t_nv, rq = E.t_ni, E.t_nv, E.rq
     maxn = cfg[CFG_MAXN] != 0
     N = cfg[CFG_N]
     if LB_ON:  # a constant of the generated module (leaf_batch > 1; one compile for every k)
@@ -147,7 +224,7 @@ def _mcts_run(AT, g):
             if leaf == 0:
                 for j in range(sinfo[g, SI_NACT]):
                     rq[g, j, 0] = -1 - j
-                    rq[g, j, 1] = E[9][g, j]
+                    rq[g, j, 1] = E.act_agents[g, j]
                 n = sinfo[g, SI_NACT]
             else:
                 alive = t_ni[g, leaf, TN_ALIVE]
@@ -193,8 +270,8 @@ def _az_absorb(AT, g):
     """AlphaZero: the leaf's prior = softmax of its mover's logits over legal actions (root:
     mixed with Dirichlet noise drawn from the slot stream); back up the value(s)."""
     E = _unpack(AT)
-    cfg, fcfg, srng, sinfo, preds = E[1], E[2], E[7], E[8], E[12]
-    t_ni, t_ef, t_nv, t_legal = E[40], E[43], E[44], E[45]
+    cfg, sinfo, preds = E.cfg, E.sinfo, E.preds
+    t_ni, t_nv = E.t_ni, E.t_nv
     A, N = cfg[CFG_A], cfg[CFG_N]
     if SIMUL:
         _sim_absorb(AT, g)
@@ -206,7 +283,7 @@ def _az_absorb(AT, g):
     leaf = sinfo[g, SI_LEAF]
     m = t_ni[g, leaf, TN_MOVER]
     row = m if maxn else 0
-    _az_prior_node(E, g, preds[g, row], leaf, E[37][g, 0:A])  # its legal edges only
+    _az_prior_node(E, g, preds[g, row], leaf, E.fscr[g, 0:A])  # its legal edges only
     t_ni[g, leaf, TN_EVAL] = 1
     if maxn:
         for q in range(N):
@@ -220,8 +297,8 @@ def _az_absorb(AT, g):
 def _mcts_absorb(AT, g):
     """Mcts: the leaf's value = masked max over its mover's legal actions of the head-mean Q."""
     E = _unpack(AT)
-    sinfo, preds = E[8], E[12]
-    t_ni, t_legal = E[40], E[45]
+    sinfo, preds = E.sinfo, E.preds
+    t_ni = E.t_ni
     if SIMUL:
         _sim_absorb(AT, g)
         return
@@ -236,8 +313,8 @@ def _mcts_absorb(AT, g):
 @kernel(inline="always")
 def _lb_p0(E):
     """Rows of the working path in ``t_path`` (the blocks follow: see the file header)."""
-    k = E[1][CFG_LEAFB]
-    return (E[46].shape[1] - 4 * k) // (k + 1)
+    k = E.cfg[CFG_LEAFB]
+    return (E.t_path.shape[1] - 4 * k) // (k + 1)
 
 
 @kernel
@@ -246,8 +323,8 @@ def _lb_vloss(AT, g, sign):
     visits and its node's total move by ``sign``, its value sum by ``-sign * virtual_loss`` (the
     mover's value; decoupled trees: each acting agent's table for the action it took)."""
     E = _unpack(AT)
-    cfg, fcfg, sinfo = E[1], E[2], E[8]
-    t_ni, t_visits, t_ef, t_path = E[40], E[42], E[43], E[46]
+    cfg, fcfg, sinfo = E.cfg, E.fcfg, E.sinfo
+    t_ni, t_visits, t_ef, t_path = E.t_ni, E.t_visits, E.t_ef, E.t_path
     N, A = cfg[CFG_N], cfg[CFG_A]
     d = np.float64(sign) * fcfg[F_VLOSS]
     for i in range(sinfo[g, SI_PLEN]):
@@ -275,8 +352,8 @@ def _lb_rows(AT, g, r, base):
     ``rq[g, base:]``; returns their count, or -1 when the selection was backed up at once
     (terminal, depth cap, or a fan without a row), as the unbatched round does."""
     E = _unpack(AT)
-    cfg, sinfo = E[1], E[8]
-    t_ni, t_nv, rq = E[40], E[44], E[49]
+    cfg, sinfo = E.cfg, E.sinfo
+    t_ni, t_nv, rq = E.t_ni, E.t_nv, E.rq
     maxn = cfg[CFG_MAXN] != 0
     N = cfg[CFG_N]
     leaf = sinfo[g, SI_LEAF]
@@ -328,7 +405,7 @@ def _lb_rows(AT, g, r, base):
         if leaf == 0:
             for j in range(sinfo[g, SI_NACT]):
                 rq[g, base + j, 0] = -1 - j
-                rq[g, base + j, 1] = E[9][g, j]
+                rq[g, base + j, 1] = E.act_agents[g, j]
             return sinfo[g, SI_NACT]
         alive = t_ni[g, leaf, TN_ALIVE]
         for p in range(N):
@@ -352,8 +429,8 @@ def _lb_run(AT, g):
     """Leaf batching: select up to ``leaf_batch`` leaves under virtual loss and request all their
     rows at once (returns True), or return False when the simulation budget is spent."""
     E = _unpack(AT)
-    cfg, sinfo, tele = E[1], E[8], E[31]
-    t_path = E[46]
+    cfg, sinfo, tele = E.cfg, E.sinfo, E.tele
+    t_path = E.t_path
     K = cfg[CFG_LEAFB]
     P0 = _lb_p0(E)
     nleaf = _I0
@@ -413,8 +490,8 @@ def _lb_absorb(AT, g):
     context, remove its virtual loss and absorb its rows (moved to the front of ``preds`` /
     ``rq``) with the unbatched absorb; a duplicate backs up its first selection's stored value."""
     E = _unpack(AT)
-    cfg, sinfo, preds = E[1], E[8], E[12]
-    t_nv, t_path, rq = E[44], E[46], E[49]
+    cfg, sinfo, preds = E.cfg, E.sinfo, E.preds
+    t_nv, t_path, rq = E.t_nv, E.t_path, E.rq
     maxn = cfg[CFG_MAXN] != 0
     W = preds.shape[2]
     P0 = _lb_p0(E)

@@ -1,7 +1,12 @@
 
-# ---- body: reinfors/jit/search_stub.tmpl ------------------------------------------------------
+# ---- body: reinfors/jit/kernels/search_stub.py ------------------------------------------------------
 # The model-free kernel family: the engine's search entry points exist (``_advance`` dispatches
 # on the policy code) but are never reached, so they compile to nothing here.
+
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from reinfors.jit._compile import kernel
+
+# -- end of bound names (scripts/kernel_part_imports.py) --
 
 
 @kernel(inline="always")

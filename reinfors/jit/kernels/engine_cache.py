@@ -1,9 +1,70 @@
 
-# ---- body: reinfors/jit/engine_cache.tmpl --------------------------------------------------
+# ---- body: reinfors/jit/kernels/engine_cache.py --------------------------------------------------
 # The inference cache (``infer_cache > 0``; only the ``+cache`` kernel families concatenate this
 # file): 128-bit state-row keys, lookups in the pinned view, alias tickets for identical rows in
 # flight, gated hits released at the route's next fire, the insert log the scheduler applies to
 # the unpinned view and publishes once per fire, demand-full rungs and clearing.
+
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reinfors.jit import arena as _arena
+from reinfors.jit import atomics as _atomics
+from reinfors.jit import outputs as _outputs
+from reinfors.jit import rings as _rings
+from reinfors.jit._compile import kernel
+from reinfors.jit.engine_codes import (
+    C_FULL,
+    C_ROUTE_CUR,
+    C_ROUTE_HITS,
+    C_ROUTE_TGT,
+    C_STOP,
+    C_WGEN,
+    CC_APPLIED,
+    CC_DEMOTED,
+    CC_DROPPED,
+    CC_GEN,
+    CC_LOGN,
+    CC_PIN,
+    CC_VIEW,
+    CFG_ALIASES,
+    CFG_ARENAS,
+    CFG_CACHE,
+    CFG_N,
+    CFG_ROUTES,
+    MSG_ALIAS,
+    MSG_HIT,
+    MSG_W,
+    SI_GEN,
+    SI_STATUS,
+    SI_VIEW,
+    ST_RESUME,
+    TL_ALIASES,
+    TL_HITS,
+    TL_LOOKUPS,
+)
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels.engine_records import (
+        _B_TRUE,
+        _KEY_SEED0,
+        _KEY_SEED1,
+        _MIX1,
+        _MIX2,
+        _ONE,
+        _ZERO,
+        CACHE_PROBE,
+        RK_ALIASED,
+        RK_HIT,
+        RK_LOCAL,
+        RK_PLACE,
+        _unpack,
+    )
+    from reinfors.jit.kernels.engine_routing import _place_run, _store_pred
+    from reinfors.jit.kernels.engine_slots import push_ready
+# -- end of bound names (scripts/kernel_part_imports.py) --
 
 
 @kernel(inline="always")
@@ -20,15 +81,15 @@ def _row_key(E, g, j):
     observation is encoded from (the slot's state for root rows, the node's state for tree rows)
     and the observing player — the pre-encoding key, so a hit is never encoded.  Encoders are
     pure functions of (state, player); two 64-bit lanes make a false match ~2^-128."""
-    rq = E[49]
+    rq = E.rq
     node = rq[g, j, 0]
     player = np.uint64(rq[g, j, 1])
     h0 = _KEY_SEED0 ^ player
     h1 = _KEY_SEED1 + player
     if node >= 0:
-        st = E[39][g, node]
+        st = E.t_state[g, node]
     else:
-        st = E[6][g]
+        st = E.states[g]
     # Two independent multiply-xorshift lanes (each step is a bijection of the lane for a given
     # word), finalised with SplitMix64's mixer: ~1 ns per state word.
     for i in range(st.shape[0]):
@@ -45,7 +106,7 @@ def _row_key(E, g, j):
 def _cache_find(E, v, p, k0, k1):
     """Look up key (k0, k1) in view ``v`` of partition ``p``: ``(entry, generation)`` when it
     holds a value of the partition's current generation, else ``(-1, generation)``."""
-    cfg, cctl, c_keys, c_gen = E[1], E[52], E[53], E[54]
+    cfg, cctl, c_keys, c_gen = E.cfg, E.cctl, E.c_keys, E.c_gen
     S = cfg[CFG_CACHE]
     gen = _atomics.load_acquire(cctl, CC_GEN + 8 * p)
     h = np.int64(k0 % np.uint64(S))
@@ -68,8 +129,8 @@ def _try_alias(AT, E, g, j, route, k0, k1):
     drained), post the claim and settle it.  An arena routed and reopened between the probe and
     the claim (its epoch moved) makes the claim *abandoned*: it is still posted and settled so the
     fire condition reconciles, and the row is placed normally.  True when the row was aliased."""
-    cfg, ctl, arena_ctl, arena_done = E[1], E[5], E[16], E[17]
-    a_keys, a_index, a_epoch = E[59], E[60], E[63]
+    cfg, ctl, arena_ctl, arena_done = E.cfg, E.ctl, E.arena_ctl, E.arena_done
+    a_keys, a_index, a_epoch = E.a_keys, E.a_index, E.a_epoch
     n_arenas = cfg[CFG_ARENAS]
     cur = _atomics.load_acquire(ctl, C_ROUTE_CUR + 8 * route)
     ai = route * n_arenas + cur
@@ -93,7 +154,7 @@ def _try_alias(AT, E, g, j, route, k0, k1):
         return False
     ok = _atomics.load_acquire(a_epoch, ai) == e1
     N = cfg[CFG_N]
-    msg = E[13][g, 2 * N : 2 * N + MSG_W]
+    msg = E.iscr[g, 2 * N : 2 * N + MSG_W]
     msg[0] = MSG_ALIAS
     msg[1] = g
     msg[2] = route
@@ -101,7 +162,7 @@ def _try_alias(AT, E, g, j, route, k0, k1):
     msg[4] = pos if ok else -1
     msg[5] = j
     msg[6] = 0
-    while not _rings.push(E[18], E[19], E[20], msg):
+    while not _rings.push(E.msg_seq, E.msg_data, E.msg_pos, msg):
         pass
     _arena.commit(arena_done, ai, 1)  # settles the claim, registered or abandoned
     return ok
@@ -116,12 +177,12 @@ def _request_cached(AT, g, n_rows):
     per ticket, an alias claim where an identical row is in flight, and arena rows (runs of
     consecutive rows of one route) for the rest."""
     E = _unpack(AT)
-    cfg, sinfo, preds, tele, rq, rkeys = E[1], E[8], E[12], E[31], E[49], E[66]
+    cfg, sinfo, tele, rq, rkeys = E.cfg, E.sinfo, E.tele, E.rq, E.rkeys
     per_player = cfg[CFG_ROUTES] > 1
     v = sinfo[g, SI_VIEW]
     hits = 0
     local = 0
-    dd = E[67][g]
+    dd = E.rdedup[g]
     m = 2 * n_rows
     if n_rows > 1:
         for i in range(m):
@@ -149,7 +210,7 @@ def _request_cached(AT, g, n_rows):
             continue
         e, gen = _cache_find(E, v, route, k0, k1)
         if e >= 0:
-            _store_pred(E, g, j, E[55][v, route, e], _outputs.f32_rows(0, 0, 0), 0)
+            _store_pred(E, g, j, E.c_vals[v, route, e], _outputs.f32_rows(0, 0, 0), 0)
             rkeys[g, j, 2] = RK_HIT
             rkeys[g, j, 3] = np.uint64(gen)
             hits += 1
@@ -160,9 +221,9 @@ def _request_cached(AT, g, n_rows):
     tele[g, TL_ALIASES] += local
     # Outstanding: arena rows, alias claims and gated tickets, plus a guard this task drops when
     # it has published everything (the scheduler may resolve them all before that).
-    E[32][g] = n_rows - local + 1
+    E.pending[g] = n_rows - local + 1
     N = cfg[CFG_N]
-    msg = E[13][g, 2 * N : 2 * N + MSG_W]
+    msg = E.iscr[g, 2 * N : 2 * N + MSG_W]
     j = 0
     while j < n_rows:
         kind = rkeys[g, j, 2]
@@ -178,14 +239,14 @@ def _request_cached(AT, g, n_rows):
             msg[4] = np.int64(rkeys[g, j, 3])
             msg[5] = 0
             msg[6] = 0
-            while not _rings.push(E[18], E[19], E[20], msg):
+            while not _rings.push(E.msg_seq, E.msg_data, E.msg_pos, msg):
                 pass
             # A route's batch counts its gated hits: rows + hits at capacity fire it (the
             # scheduler closes the open arena early), so hits never wait for a batch of misses.
-            ctl = E[5]
+            ctl = E.ctl
             hits_now = _atomics.fetch_add(ctl, C_ROUTE_HITS + 8 * route, 1) + 1
             cur = _atomics.load_acquire(ctl, C_ROUTE_CUR + 8 * route)
-            fill = _arena.cursor_of(_atomics.load_acquire(E[16], route * cfg[CFG_ARENAS] + cur))
+            fill = _arena.cursor_of(_atomics.load_acquire(E.arena_ctl, route * cfg[CFG_ARENAS] + cur))
             if hits_now + fill >= _atomics.load_acquire(ctl, C_ROUTE_TGT + 8 * route):
                 _atomics.fetch_add(ctl, C_FULL, 1)
             j += 1
@@ -206,10 +267,10 @@ def _request_cached(AT, g, n_rows):
         if not _place_run(AT, g, np.int64(j), np.int64(r), np.int64(route), _B_TRUE, msg):
             return
         j += r
-    if _atomics.fetch_sub(E[32], g, 1) == 1:
+    if _atomics.fetch_sub(E.pending, g, 1) == 1:
         # Every row was resolved while this task was still publishing: it resumes the slot.
         sinfo[g, SI_STATUS] = ST_RESUME
-        while not _rings.push1(E[34], E[35], E[36], g):
+        while not _rings.push1(E.rdy_seq, E.rdy_data, E.rdy_pos, g):
             pass
 
 
@@ -231,9 +292,9 @@ def release_gated(A, route_id, ready_out):
     tickets (stale ones are demoted into its open arena) and queue the slots that became ready.
     Returns how many tickets there were."""
     E = _unpack(A)
-    n = E[65][route_id]
+    n = E.gated_n[route_id]
     n_ready = _release_gated(A, E, route_id, ready_out, _ZERO)
-    _atomics.store_release(E[5], C_STOP, 0)
+    _atomics.store_release(E.ctl, C_STOP, 0)
     push_ready(A, ready_out, n_ready)
     return n
 
@@ -244,13 +305,13 @@ def _release_gated(A, E, route_id, ready_out, n_ready):
     partition's current generation resolves; an older one is *demoted* — its row goes into the
     route's open arena like any miss and is re-inferred (``CC_DEMOTED``).  A resolved ticket's
     value is of the current weights, so its slot is stamped with the current generation."""
-    cctl, pending, sinfo, gated, gated_n, rkeys = E[52], E[32], E[8], E[64], E[65], E[66]
+    cctl, pending, sinfo, gated, gated_n, rkeys = E.cctl, E.pending, E.sinfo, E.gated, E.gated_n, E.rkeys
     gen_now = _atomics.load_acquire(cctl, CC_GEN + 8 * route_id)
-    wgen = _atomics.load_acquire(E[5], C_WGEN)
+    wgen = _atomics.load_acquire(E.ctl, C_WGEN)
     msg = np.zeros(MSG_W, np.int64)  # never the slot's scratch: its task may still be publishing
     n = gated_n[route_id]
     gated_n[route_id] = 0
-    _atomics.fetch_sub(E[5], C_ROUTE_HITS + 8 * route_id, n)
+    _atomics.fetch_sub(E.ctl, C_ROUTE_HITS + 8 * route_id, n)
     for q in range(n):
         g = gated[route_id, q, 0]
         j = gated[route_id, q, 1]
@@ -271,7 +332,7 @@ def _release_gated(A, E, route_id, ready_out, n_ready):
 def _cache_log(E, route_id, ai, n, out, gen):
     """Append the fired arena's ``n`` rows (key, partition, generation, value) to the insert
     log; a full log (a view pinned for many fires) drops them — a lost insert only costs hits."""
-    cctl, c_logk, c_logi, c_logv, a_keys = E[52], E[56], E[57], E[58], E[59]
+    cctl, c_logk, c_logi, c_logv, a_keys = E.cctl, E.c_logk, E.c_logi, E.c_logv, E.a_keys
     W = out.shape[1]
     L = c_logk.shape[0]
     k = cctl[CC_LOGN]
@@ -294,8 +355,8 @@ def _cache_put(E, v, e):
     """Apply insert-log entry ``e`` to view ``v`` (no reader has it pinned): overwrite the key's
     entry, else take the first empty or stale entry of the probe window, else evict the key's
     home entry.  Values of an outdated generation are not inserted at all."""
-    cfg, cctl, c_keys, c_gen, c_vals = E[1], E[52], E[53], E[54], E[55]
-    c_logk, c_logi, c_logv = E[56], E[57], E[58]
+    cfg, cctl, c_keys, c_gen, c_vals = E.cfg, E.cctl, E.c_keys, E.c_gen, E.c_vals
+    c_logk, c_logi, c_logv = E.c_logk, E.c_logi, E.c_logv
     p = c_logi[e, 0]
     gen = c_logi[e, 1]
     now = _atomics.load_acquire(cctl, CC_GEN + 8 * p)
@@ -329,7 +390,7 @@ def _cache_publish(E):
     """Bring the unpublished view up to date with the insert log and publish it — only when no
     worker task has it pinned (else the next fire tries again).  The flip is a locked CAS, so a
     task that pins after it reads a complete view.  Log entries both views hold are dropped."""
-    cctl, c_logk, c_logi, c_logv = E[52], E[56], E[57], E[58]
+    cctl, c_logk, c_logi, c_logv = E.cctl, E.c_logk, E.c_logi, E.c_logv
     cur = cctl[CC_VIEW]
     nxt = 1 - cur
     if _atomics.load_acquire(cctl, CC_PIN + 8 * nxt) != 0:
@@ -359,7 +420,7 @@ def demand_full(A):
     gated hits reach the capacity, or -1.  The scheduler then closes and fires that arena (which
     releases the hits), or releases the hits alone when the arena is empty."""
     E = _unpack(A)
-    cfg, ctl, arena_ctl, gated_n = E[1], E[5], E[16], E[65]
+    cfg, ctl, arena_ctl, gated_n = E.cfg, E.ctl, E.arena_ctl, E.gated_n
     n_arenas = cfg[CFG_ARENAS]
     for r in range(cfg[CFG_ROUTES]):
         if gated_n[r] == 0:
@@ -377,9 +438,9 @@ def cache_clear(A):
     """Empty both views and the log (routes changed, or a restore).  Scheduler only, with no
     worker running."""
     E = _unpack(A)
-    cctl = E[52]
-    E[53][:] = 0
+    cctl = E.cctl
+    E.c_keys[:] = 0
     cctl[CC_LOGN] = 0
     cctl[CC_APPLIED] = 0
     cctl[CC_APPLIED + 8] = 0
-    E[65][:] = 0
+    E.gated_n[:] = 0

@@ -1,5 +1,5 @@
 
-# ---- body: reinfors/jit/search_sxsim.tmpl -----------------------------------------------------
+# ---- body: reinfors/jit/kernels/search_sxsim.py -----------------------------------------------------
 # SelectiveExpectimax on simultaneous games (Snake), as reinfors 0.4.0: every acting agent runs
 # its own best-first search per tick (agents in active order, one after the other in the same
 # task), then the joint action is stepped.  In the searcher's tree every expanded node is a max
@@ -32,10 +32,91 @@
 # ``H + 1`` sigma, ``H + 2`` branch weight, ``H + 3`` branch reward (the searcher's), ``H + 4``
 # the fixed factor of a deferred (Distributional) weight.  Distributional co-mover
 # probabilities of a node live in ``t_ef[g, node, q * A + a, EF_PRIOR]``.
-
-from reinfors.jit.engine_codes import SI_SXJ, TN_SIZE
-
 # sinfo counters of one search, kept in its partition's last t_ni row while it waits for its turn
+
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reinfors.jit import atomics as _atomics
+from reinfors.jit import rng as _rng
+from reinfors.jit._compile import kernel
+from reinfors.jit.engine_codes import (
+    C_ERROR,
+    CFG_A,
+    CFG_BUDGET,
+    CFG_CHANCE,
+    CFG_EXPAND,
+    CFG_HEADS,
+    CFG_INTERIOR,
+    CFG_MAXDEPTH,
+    CFG_N,
+    CFG_O,
+    CFG_OPP,
+    CFG_SAMPLES,
+    CFG_TOPK,
+    EF_PRIOR,
+    ERR_TREE_OVERFLOW,
+    F_BOOTSTRAP_P,
+    F_EPSILON,
+    F_GAMMA,
+    F_OPP_F,
+    F_OPP_T,
+    FT_DISAGREE,
+    FT_SEARCH_SIGMA,
+    FT_SIGMA,
+    RF_RAW,
+    RF_WEIGHT,
+    RF_Z,
+    RM_ACTION,
+    RM_FLAGS,
+    SI_CAPS,
+    SI_EXPS,
+    SI_FANN,
+    SI_FBUF,
+    SI_HEAD,
+    SI_LEAVES,
+    SI_LEVEL,
+    SI_MAXD,
+    SI_NACT,
+    SI_NBATCH,
+    SI_NFRONT,
+    SI_NNEW,
+    SI_NNODES,
+    SI_NOPP,
+    SI_PLEN,
+    SI_ROUNDS,
+    SI_SEARCH,
+    SI_SIMS,
+    SI_SXJ,
+    SI_TERMS,
+    TN_ALIVE,
+    TN_DEPTH,
+    TN_EXP,
+    TN_FIRST,
+    TN_FULL,
+    TN_JOINT,
+    TN_MOVER,
+    TN_NEXT,
+    TN_OPP,
+    TN_SIZE,
+    TN_TERM,
+)
+from reinfors.jit.games._contract import HORIZON
+from reinfors.jit.policies import modelfree as _mf
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import G_apply_chance, G_chance_outcomes, G_chance_pending, G_encode, G_tree_copy
+    from reinfors.jit.kernels.engine_records import _ST_WAIT, _emit, _new_decision_record, _new_record, _unpack
+    from reinfors.jit.kernels.engine_slots import _request
+    from reinfors.jit.kernels.game_kernels import step_rules, weigh
+    from reinfors.jit.kernels.search_driver import _search_telemetry
+    from reinfors.jit.kernels.search_parts import _I0, _I1, _IM1, _TREE_SEED, _fscr_off, _node_setup
+    from reinfors.jit.kernels.search_selexp import _sx_sort_frontier
+# -- end of bound names (scripts/kernel_part_imports.py) --
+
+
 _SXS_CTX = (SI_SIMS, SI_PLEN, SI_MAXD, SI_TERMS, SI_CAPS, SI_LEAVES, SI_ROUNDS, SI_EXPS, SI_NNEW, SI_FBUF,
             SI_FANN, SI_NNODES, SI_NFRONT)  # fmt: skip
 _SXS_DONE = TN_SIZE - 1  # ... and in that row's last word: 1 once the search is out of rounds
@@ -48,8 +129,8 @@ _SXS_S = 4
 def _sxs_span(E, g):
     """(root, end) of the current searcher's node partition: nodes ``root .. end - 1``; row
     ``end`` keeps the search's counters while it waits (``_sxs_save``)."""
-    M = E[39].shape[1] // E[1][CFG_N]
-    root = E[8][g, SI_SXJ] * M
+    M = E.t_state.shape[1] // E.cfg[CFG_N]
+    root = E.sinfo[g, SI_SXJ] * M
     return root, root + M - 1
 
 
@@ -57,20 +138,20 @@ def _sxs_span(E, g):
 def _sxs_save(E, g):
     """Park the current search: its sinfo counters and sigma sum into its partition's last row."""
     _, end = _sxs_span(E, g)
-    ctx = E[40][g, end]
+    ctx = E.t_ni[g, end]
     for k in range(len(_SXS_CTX)):
-        ctx[k] = E[8][g, _SXS_CTX[k]]
-    E[44][g, end, 0] = E[51][g, FT_SEARCH_SIGMA]
+        ctx[k] = E.sinfo[g, _SXS_CTX[k]]
+    E.t_nv[g, end, 0] = E.ftele[g, FT_SEARCH_SIGMA]
 
 
 @kernel(inline="always")
 def _sxs_load(E, g):
     """Resume the current searcher's search (``SI_SXJ``): the counters ``_sxs_save`` parked."""
     _, end = _sxs_span(E, g)
-    ctx = E[40][g, end]
+    ctx = E.t_ni[g, end]
     for k in range(len(_SXS_CTX)):
-        E[8][g, _SXS_CTX[k]] = ctx[k]
-    E[51][g, FT_SEARCH_SIGMA] = E[44][g, end, 0]
+        E.sinfo[g, _SXS_CTX[k]] = ctx[k]
+    E.ftele[g, FT_SEARCH_SIGMA] = E.t_nv[g, end, 0]
 
 
 @kernel(inline="always")
@@ -83,8 +164,8 @@ def _sxs_digit(code, p, A):
 def _sxs_branch(E, g, c, h):
     """Branch into child ``c`` for head ``h``: ``w * r`` into a terminal child, else
     ``w * (r + gamma * value)``."""
-    cfg, fcfg = E[1], E[2]
-    t_ni, t_nv = E[40], E[44]
+    cfg, fcfg = E.cfg, E.fcfg
+    t_ni, t_nv = E.t_ni, E.t_nv
     H = cfg[CFG_HEADS]
     w = t_nv[g, c, H + _SXS_W]
     r = t_nv[g, c, H + _SXS_R]
@@ -96,8 +177,8 @@ def _sxs_branch(E, g, c, h):
 @kernel(inline="always")
 def _sxs_edge_value(E, g, node, searcher, a, h):
     """Value of the searcher's edge ``a`` at ``node`` for head ``h``: the sum of its branches."""
-    cfg = E[1]
-    t_ni = E[40]
+    cfg = E.cfg
+    t_ni = E.t_ni
     A = cfg[CFG_A]
     acc = 0.0
     first = t_ni[g, node, TN_FIRST]
@@ -153,22 +234,22 @@ def _sxs_fan(AT, g, node, searcher, code, fixed, deferred):
     factor ``fixed``): the step, then one child per chance outcome (see the header).  Returns the
     number of children (contiguous from the previous ``SI_NNODES``), -1 when the tree is full."""
     E = _unpack(AT)
-    params, cfg, weights, sinfo = E[0], E[1], E[3], E[8]
-    t_state, t_ni, t_nv, t_rng = E[39], E[40], E[44], E[47]
+    params, cfg, weights, sinfo = E.params, E.cfg, E.weights, E.sinfo
+    t_state, t_ni, t_nv, t_rng = E.t_state, E.t_ni, E.t_nv, E.t_rng
     N, A, H = cfg[CFG_N], cfg[CFG_A], cfg[CFG_HEADS]
-    fscr = E[37]
+    fscr = E.fscr
     rewards = fscr[g, A : A + N]
     probs = fscr[g, A + N : A + N + max(1, cfg[CFG_CHANCE])]
     scratch = fscr[g, _fscr_off(E) + max(A, N) :]
     first = sinfo[g, SI_NNODES]
     _, cap = _sxs_span(E, g)
     if first >= cap:
-        _atomics.cas(E[5], C_ERROR, 0, ERR_TREE_OVERFLOW)
+        _atomics.cas(E.ctl, C_ERROR, 0, ERR_TREE_OVERFLOW)
         return _IM1
     base = t_state[g, first]
     G_tree_copy(params, t_state[g, node], base)
-    going = step_rules(params, base, E[13][g, 0:N], E[38][g])
-    weigh(E[38][g], weights, rewards)
+    going = step_rules(params, base, E.iscr[g, 0:N], E.amounts[g])
+    weigh(E.amounts[g], weights, rewards)
     r = rewards[searcher]
     expand = cfg[CFG_EXPAND] != 0
     k = cfg[CFG_SAMPLES]
@@ -189,7 +270,7 @@ def _sxs_fan(AT, g, node, searcher, code, fixed, deferred):
         else:
             cnt = k
     if first + cnt > cap:
-        _atomics.cas(E[5], C_ERROR, 0, ERR_TREE_OVERFLOW)
+        _atomics.cas(E.ctl, C_ERROR, 0, ERR_TREE_OVERFLOW)
         return _IM1
     sinfo[g, SI_NNODES] = first + cnt
     for i in range(1, cnt):
@@ -199,7 +280,7 @@ def _sxs_fan(AT, g, node, searcher, code, fixed, deferred):
         # stream of the episode's real chance and acting draws), the last child taking the
         # first draw, as 0.4.0
         for i in range(cnt - 1, -1, -1):
-            _sxs_resolve(params, t_state[g, first + i], E[7][g], probs, True)
+            _sxs_resolve(params, t_state[g, first + i], E.srng[g], probs, True)
     o = n - 1  # ExpandAll: outcomes in descending order (the original's fan order)
     for i in range(cnt):
         c = first + i
@@ -233,12 +314,12 @@ def _sxs_fan(AT, g, node, searcher, code, fixed, deferred):
 @kernel(inline="always")
 def _sxs_nlegal(E, g, node, q):
     """Legal actions of agent ``q`` at ``node`` (0 when it is not acting there)."""
-    A = E[1][CFG_A]
-    if (E[40][g, node, TN_ALIVE] >> q) & 1 == 0:
+    A = E.cfg[CFG_A]
+    if (E.t_ni[g, node, TN_ALIVE] >> q) & 1 == 0:
         return 0
     n = 0
     for a in range(A):
-        n += E[45][g, node, q * A + a]
+        n += E.t_legal[g, node, q * A + a]
     return n
 
 
@@ -249,15 +330,15 @@ def _sxs_run(AT, g):
     round: the co-movers' own observations of every expanded node (Distributional), then every
     new non-terminal child encoded for the searcher.  Returns True while waiting for rows."""
     E = _unpack(AT)
-    cfg, sinfo = E[1], E[8]
-    t_ni, t_legal, t_list, rq = E[40], E[45], E[48], E[49]
+    cfg, sinfo = E.cfg, E.sinfo
+    t_ni, t_legal, t_list, rq = E.t_ni, E.t_legal, E.t_list, E.rq
     A, N = cfg[CFG_A], cfg[CFG_N]
     budget = cfg[CFG_BUDGET]
     max_depth = cfg[CFG_MAXDEPTH]
     distributional = cfg[CFG_OPP] != 0
     lo, _ = _sxs_span(E, g)  # the root, and the offset of this search's frontier lists
     searcher = t_ni[g, lo, TN_MOVER]
-    actions = E[13][g, 0:N]
+    actions = E.iscr[g, 0:N]
     while sinfo[g, SI_NFRONT] > 0 and sinfo[g, SI_EXPS] < budget:
         fb = sinfo[g, SI_FBUF]
         nf = sinfo[g, SI_NFRONT]
@@ -363,8 +444,8 @@ def _sxs_path_weights(AT, g):
     co-mover's probability of its action, last co-mover first) and flow the path weights down
     (``pw(child) = pw(node) * w * gamma``)."""
     E = _unpack(AT)
-    cfg, fcfg, sinfo = E[1], E[2], E[8]
-    t_ni, t_ef, t_nv, t_list = E[40], E[43], E[44], E[48]
+    cfg, fcfg, sinfo = E.cfg, E.fcfg, E.sinfo
+    t_ni, t_ef, t_nv, t_list = E.t_ni, E.t_ef, E.t_nv, E.t_list
     A, N, H = cfg[CFG_A], cfg[CFG_N], cfg[CFG_HEADS]
     gamma = fcfg[F_GAMMA]
     distributional = cfg[CFG_OPP] != 0
@@ -395,13 +476,13 @@ def _sxs_absorb(AT, g):
     (masked max over the searcher's legal actions) and their spread sigma; then the branch and
     path weights."""
     E = _unpack(AT)
-    cfg, fcfg, sinfo, preds = E[1], E[2], E[8], E[12]
-    t_ni, t_ef, t_nv, t_legal, t_list, rq = E[40], E[43], E[44], E[45], E[48], E[49]
+    cfg, fcfg, sinfo, preds = E.cfg, E.fcfg, E.sinfo, E.preds
+    t_ni, t_ef, t_nv, t_legal, t_list, rq = E.t_ni, E.t_ef, E.t_nv, E.t_legal, E.t_list, E.rq
     A, H = cfg[CFG_A], cfg[CFG_HEADS]
     nopp = sinfo[g, SI_NOPP]
     searcher = t_ni[g, _sxs_span(E, g)[0], TN_MOVER]
     off = _fscr_off(E)
-    mean = E[37][g, off : off + A]
+    mean = E.fscr[g, off : off + A]
     if nopp > 0:
         temp = fcfg[F_OPP_T]
         floor = fcfg[F_OPP_F]
@@ -446,7 +527,7 @@ def _sxs_absorb(AT, g):
             v += (t_nv[g, c, h] - m) * (t_nv[g, c, h] - m)
         sigma = np.sqrt(v / H)
         t_nv[g, c, H + 1] = sigma
-        E[51][g, FT_SEARCH_SIGMA] += sigma
+        E.ftele[g, FT_SEARCH_SIGMA] += sigma
     _sxs_path_weights(AT, g)
 
 
@@ -456,12 +537,12 @@ def _sxs_finish(AT, g):
     max over the searcher's edges of the summed branches; emit TreeStrap interior records when
     asked."""
     E = _unpack(AT)
-    cfg, learn, sinfo = E[1], E[4], E[8]
-    t_ni, t_nv, t_legal = E[40], E[44], E[45]
+    cfg, learn, sinfo = E.cfg, E.learn, E.sinfo
+    t_ni, t_nv, t_legal = E.t_ni, E.t_nv, E.t_legal
     A, H = cfg[CFG_A], cfg[CFG_HEADS]
     searcher = t_ni[g, _sxs_span(E, g)[0], TN_MOVER]
     off = _fscr_off(E)
-    acc = E[37][g, off : off + A]
+    acc = E.fscr[g, off : off + A]
     for node in range(sinfo[g, SI_NNODES] - 1, _sxs_span(E, g)[0] - 1, -1):
         if t_ni[g, node, TN_EXP] == 0:
             continue  # a frontier leaf keeps its boot values; a terminal child has none
@@ -485,9 +566,9 @@ def _sxs_interior(AT, g, searcher):
     """TreeStrap interior targets: a record for every expanded node below the root, depth-first
     pre-order over the branches; one mask draw per head from the slot stream."""
     E = _unpack(AT)
-    params, cfg, fcfg, srng, sinfo = E[0], E[1], E[2], E[7], E[8]
-    r_meta, r_f, r_obs, r_mask, r_legal, r_tgt = E[21], E[22], E[23], E[25], E[26], E[50]
-    t_state, t_ni, t_legal, t_list = E[39], E[40], E[45], E[48]
+    params, cfg, fcfg, srng, sinfo = E.params, E.cfg, E.fcfg, E.srng, E.sinfo
+    r_meta, r_f, r_obs, r_mask, r_legal, r_tgt = E.r_meta, E.r_f, E.r_obs, E.r_mask, E.r_legal, E.r_tgt
+    t_state, t_ni, t_legal, t_list = E.t_state, E.t_ni, E.t_legal, E.t_list
     A, H = cfg[CFG_A], cfg[CFG_HEADS]
     bp = fcfg[F_BOOTSTRAP_P]
     level = sinfo[g, SI_LEVEL]
@@ -530,8 +611,8 @@ def _sxs_decide(AT, g):
     then epsilon exploration) and records its decision; its action waits in ``iscr[g, N + p]``
     for the joint step (``_sxs_step``)."""
     E = _unpack(AT)
-    cfg, fcfg, learn, srng, sinfo, act_agents, obs, legal = E[1], E[2], E[4], E[7], E[8], E[9], E[10], E[11]
-    r_meta, r_f, r_obs, r_legal, r_tgt, ftele = E[21], E[22], E[23], E[26], E[50], E[51]
+    cfg, fcfg, learn, srng, sinfo, act_agents, root_obs, legal = E.cfg, E.fcfg, E.learn, E.srng, E.sinfo, E.act_agents, E.root, E.legal
+    r_meta, r_f, r_obs, r_legal, r_tgt, ftele = E.r_meta, E.r_f, E.r_obs, E.r_legal, E.r_tgt, E.ftele
     N, A, H = cfg[CFG_N], cfg[CFG_A], cfg[CFG_HEADS]
     root, _ = _sxs_span(E, g)
     j = sinfo[g, SI_SXJ]
@@ -569,7 +650,7 @@ def _sxs_decide(AT, g):
     if eps > 0.0 and _rng.uniform(srng[g]) < eps:
         act = _mf.uniform_legal(srng[g], lg, A)
     _search_telemetry(E, g)
-    iscr = E[13]
+    iscr = E.iscr
     iscr[g, N + p] = act  # parked until every acting agent has searched
     if learn[p] != 0:
         idx = _new_decision_record(E, g, p)
@@ -578,7 +659,7 @@ def _sxs_decide(AT, g):
             r_meta[idx, RM_ACTION] = act
             r_f[idx, RF_WEIGHT] = 1.0
             for i in range(cfg[CFG_O]):
-                r_obs[idx, i] = obs[g, j, i]
+                r_obs[idx, i] = root_obs[g, j, i]
             for a in range(A):
                 r_legal[idx, a] = lg[a]
             for h in range(H):
@@ -591,8 +672,8 @@ def _sxs_begin(AT, g):
     """Start one search per acting agent from the slot's state, each in its own partition (root
     ``j * M``: mover, path weight 1, a frontier of the root), all parked; the first one loaded."""
     E = _unpack(AT)
-    cfg, states, srng, sinfo = E[1], E[6], E[7], E[8]
-    t_state, t_ni, t_nv, t_rng, t_list = E[39], E[40], E[44], E[47], E[48]
+    cfg, states, srng, sinfo = E.cfg, E.states, E.srng, E.sinfo
+    t_state, t_ni, t_nv, t_rng, t_list = E.t_state, E.t_ni, E.t_nv, E.t_rng, E.t_list
     t_rng[g, 0] = _rng.mix64(srng[g, 0] ^ _TREE_SEED)  # ExpandAll's later events (not the slot stream)
     src = states[g]
     for j in range(sinfo[g, SI_NACT]):
@@ -603,14 +684,14 @@ def _sxs_begin(AT, g):
             dst[i] = src[i]
         dst[HORIZON] = 0  # the tree searches past the engine's truncation horizon (_tree_begin)
         _node_setup(AT, g, root, _I0, _IM1)
-        t_ni[g, root, TN_MOVER] = E[9][g, j]
+        t_ni[g, root, TN_MOVER] = E.act_agents[g, j]
         t_nv[g, root, cfg[CFG_HEADS]] = 1.0  # the root's path weight
         t_list[g, 0, root] = root
         for k in range(len(_SXS_CTX)):
             sinfo[g, _SXS_CTX[k]] = 0
         sinfo[g, SI_NNODES] = root + 1
         sinfo[g, SI_NFRONT] = 1
-        E[51][g, FT_SEARCH_SIGMA] = 0.0
+        E.ftele[g, FT_SEARCH_SIGMA] = 0.0
         _sxs_save(E, g)
         t_ni[g, end, _SXS_DONE] = 0
     sinfo[g, SI_SXJ] = 0
@@ -626,7 +707,7 @@ def _sxs_step(AT, g):
     while the current searcher's round is out: its rows came back when this runs again, and the
     turn passes on."""
     E = _unpack(AT)
-    sinfo, t_ni = E[8], E[40]
+    sinfo, t_ni = E.sinfo, E.t_ni
     na = sinfo[g, SI_NACT]
     if sinfo[g, SI_SEARCH] == 0:
         _sxs_begin(AT, g)
@@ -656,8 +737,8 @@ def _sxs_step(AT, g):
         _sxs_load(E, g)
         _sxs_finish(AT, g)
         _sxs_decide(AT, g)
-    N = E[1][CFG_N]
-    iscr, act_agents = E[13], E[9]
+    N = E.cfg[CFG_N]
+    iscr, act_agents = E.iscr, E.act_agents
     sinfo[g, SI_SEARCH] = 0
     sinfo[g, SI_SXJ] = 0
     for q in range(N):

@@ -1,18 +1,108 @@
 
-# ---- body: reinfors/jit/engine_slots.tmpl --------------------------------------------------
+# ---- body: reinfors/jit/kernels/engine_slots.py --------------------------------------------------
 # Slot phases, run by the worker threads inside ``work`` (nogil): observe, request rows, resume
 # with predictions, act and step (``_finish_tick``), episode ends and window tails, parking at the
 # window target; plus the scheduler's slot kernels (start, unpark, ready queue, progress wait).
+
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reinfors.jit import atomics as _atomics
+from reinfors.jit import rings as _rings
+from reinfors.jit import rng as _rng
+from reinfors.jit._compile import kernel
+from reinfors.jit.engine_codes import (
+    C_ABORT,
+    C_EPISODES,
+    C_ERROR,
+    C_FULL,
+    C_INFLIGHT,
+    C_PARKED,
+    C_STOP,
+    C_TARGET,
+    C_WAKE,
+    CC_PIN,
+    CFG_A,
+    CFG_G,
+    CFG_LEARNER,
+    CFG_N,
+    CFG_O,
+    CFG_POLICY,
+    CFG_ROUTES,
+    CFG_SB,
+    ERR_REC_OVERFLOW,
+    F_EPSILON,
+    F_OW,
+    LEARNER_AZ,
+    LEARNER_DQN,
+    LEARNER_PPO,
+    MSG_COMPLETED,
+    MSG_W,
+    POLICY_EGQ,
+    RF_LOGP,
+    RF_RAW,
+    RF_VALUE,
+    RM_ACTION,
+    SB_SEEDED,
+    SI_EPLEN,
+    SI_HEAD,
+    SI_LEVEL,
+    SI_NACT,
+    SI_NTAIL,
+    SI_OBSERVED,
+    SI_ROWS,
+    SI_SEARCH,
+    SI_STATUS,
+    SI_TAILKIND,
+    SI_VIEW,
+    SI_WINREC,
+    ST_EMIT,
+    ST_PARK,
+    ST_RESUME,
+    TL_DECISIONS,
+    TL_REQUESTED,
+    TL_TAIL,
+)
+from reinfors.jit.policies import modelfree as _mf
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import CACHE_ON, FAM_MODELFREE, LEGAL_RANKED, SB_ON, SIMUL, G_active, G_encode
+    from reinfors.jit.kernels.engine_cache import _pin_view, _request_cached
+    from reinfors.jit.kernels.engine_records import (
+        _B_FALSE,
+        _ONE,
+        _ST_TAIL,
+        _ST_WAIT,
+        _ZERO,
+        RK_LOCAL,
+        TAIL_TRUNC,
+        TAIL_WINDOW,
+        W_FULL,
+        W_IDLE,
+        W_STOP,
+        _dqn_flush,
+        _episode_reset,
+        _new_decision_record,
+        _ppo_flush,
+        _sb_observe,
+        _unpack,
+    )
+    from reinfors.jit.kernels.engine_routing import _place_run
+    from reinfors.jit.kernels.game_kernels import active_agents, apply_step, legal_mask, weigh
+    from reinfors.jit.kernels.search_driver import _search_absorb, _search_flush, _search_step, _tail_value
+# -- end of bound names (scripts/kernel_part_imports.py) --
 
 
 @kernel(inline="always")
 def _observe(E, g):
     """Observation phase of the slot's current level: acting agents, their rows and masks."""
-    params, states, sinfo, act_agents, root, legal = E[0], E[6], E[8], E[9], E[10], E[11]
+    params, states, sinfo, act_agents, root, legal = E.params, E.states, E.sinfo, E.act_agents, E.root, E.legal
     st = states[g]
     na = active_agents(params, st, act_agents[g])
     sinfo[g, SI_NACT] = na
-    rq = E[49]
+    rq = E.rq
     for j in range(na):
         a = act_agents[g, j]
         G_encode(params, st, a, root[g, j])
@@ -30,16 +120,16 @@ def _request(AT, g, n_rows, status):
     message of a request is posted the slot may already be resumed elsewhere: nothing of it is
     touched afterwards."""
     E = _unpack(AT)
-    cfg, sinfo, tele, rq = E[1], E[8], E[31], E[49]
+    cfg, sinfo, tele, rq = E.cfg, E.sinfo, E.tele, E.rq
     sinfo[g, SI_STATUS] = status
     sinfo[g, SI_ROWS] = n_rows
     tele[g, TL_REQUESTED] += n_rows
     if CACHE_ON:  # a constant of the generated module: without the cache this never compiles
         _request_cached(AT, g, n_rows)
         return
-    E[32][g] = n_rows  # rows outstanding (the scheduler counts them down)
+    E.pending[g] = n_rows  # rows outstanding (the scheduler counts them down)
     N = cfg[CFG_N]
-    msg = E[13][g, 2 * N : 2 * N + MSG_W]  # per-slot scratch: no allocation on the hot path
+    msg = E.iscr[g, 2 * N : 2 * N + MSG_W]  # per-slot scratch: no allocation on the hot path
     if cfg[CFG_ROUTES] > 1:
         for j in range(n_rows):  # one span per row: each goes to its player's route
             if not _place_run(AT, g, np.int64(j), _ONE, rq[g, j, 1], _B_FALSE, msg):
@@ -52,10 +142,10 @@ def _request(AT, g, n_rows, status):
 def _park(E, g):
     """The slot reached the window target: post its Completed message (records it emitted in
     this window) and park."""
-    sinfo, ctl = E[8], E[5]
-    msg_seq, msg_data, msg_pos = E[18], E[19], E[20]
+    sinfo, ctl = E.sinfo, E.ctl
+    msg_seq, msg_data, msg_pos = E.msg_seq, E.msg_data, E.msg_pos
     sinfo[g, SI_STATUS] = ST_PARK
-    msg = E[13][g, 2 * E[1][CFG_N] : 2 * E[1][CFG_N] + MSG_W]
+    msg = E.iscr[g, 2 * E.cfg[CFG_N] : 2 * E.cfg[CFG_N] + MSG_W]
     msg[0] = MSG_COMPLETED
     msg[1] = g
     msg[2] = sinfo[g, SI_LEVEL]
@@ -73,10 +163,10 @@ def _request_tail(AT, E, g, kind):
     a sequential game (a truncated chess or backgammon episode) asks only for the player to move
     at the final state, as reinfors 0.4.0 (probed on chess: one tail row, the other player's
     returns seeded with 0).  Returns False when there is none (nothing to wait for)."""
-    params, cfg, learn, states, sinfo, act_agents, root, tele = E[0], E[1], E[4], E[6], E[8], E[9], E[10], E[31]
-    traj_cnt = E[29]
+    params, cfg, learn, states, sinfo, act_agents, root, tele = E.params, E.cfg, E.learn, E.states, E.sinfo, E.act_agents, E.root, E.tele
+    traj_cnt = E.traj_cnt
     n = _ZERO  # not a literal: _request compiles once
-    rq = E[49]
+    rq = E.rq
     mover = -1
     if not FAM_MODELFREE and not SIMUL:
         if G_active(params, states[g], act_agents[g]) > 0:
@@ -102,7 +192,7 @@ def _request_tail(AT, E, g, kind):
 @kernel(inline="always")
 def _log_episode(E, g):
     """Append (slot, length, end level, returns..., seeded) to the episode log."""
-    cfg, ctl, sinfo, ep_ret, episodes = E[1], E[5], E[8], E[14], E[33]
+    cfg, ctl, sinfo, ep_ret, episodes = E.cfg, E.ctl, E.sinfo, E.ep_ret, E.episodes
     ei = _atomics.fetch_add(ctl, C_EPISODES, 1)
     if ei < episodes.shape[0]:
         episodes[ei, 0] = g
@@ -110,7 +200,7 @@ def _log_episode(E, g):
         episodes[ei, 2] = sinfo[g, SI_LEVEL]
         for p in range(cfg[CFG_N]):
             episodes[ei, 3 + p] = ep_ret[g, p]
-        episodes[ei, 3 + cfg[CFG_N]] = E[69][g, SB_SEEDED]
+        episodes[ei, 3 + cfg[CFG_N]] = E.sb_meta[g, SB_SEEDED]
     else:
         _atomics.cas(ctl, C_ERROR, 0, ERR_REC_OVERFLOW)
 
@@ -119,15 +209,15 @@ def _log_episode(E, g):
 def _resume(AT, E, g):
     """Predictions arrived: choose every acting agent's action, step, credit rewards, and handle
     the episode end (DQN flush / PPO emission or truncation tail)."""
-    params, cfg, fcfg, weights, learn = E[0], E[1], E[2], E[3], E[4]
-    states, srng, sinfo, act_agents, root, legal, preds, ep_ret = E[6], E[7], E[8], E[9], E[10], E[11], E[12], E[14]
-    r_meta, r_f, r_obs, r_next_obs, r_legal = E[21], E[22], E[23], E[24], E[26]
-    last_act = E[30]
+    cfg, fcfg, learn = E.cfg, E.fcfg, E.learn
+    srng, sinfo, act_agents, root, legal, preds = E.srng, E.sinfo, E.act_agents, E.root, E.legal, E.preds
+    r_meta, r_f, r_obs, r_legal = E.r_meta, E.r_f, E.r_obs, E.r_legal
+    last_act = E.last_act
     N = cfg[CFG_N]
     A = cfg[CFG_A]
     dqn = cfg[CFG_LEARNER] == LEARNER_DQN
     na = sinfo[g, SI_NACT]
-    iscr, fscr = E[13], E[37]
+    iscr, fscr = E.iscr, E.fscr
     actions = iscr[g, 0:N]
     latest = iscr[g, N : 2 * N]
     scratch = fscr[g, 0:A]
@@ -141,7 +231,7 @@ def _resume(AT, E, g):
         last_act[g, a] = 1
         logp = 0.0
         if LEGAL_RANKED and not SIMUL:  # choose over the legal list in the game's order
-            order = E[71][g, 0]
+            order = E.t_edges[g, 0]
             n = _mf.ranked_order(legal[g, j], A, order)
             if cfg[CFG_POLICY] == POLICY_EGQ:
                 head = sinfo[g, SI_HEAD]
@@ -173,18 +263,18 @@ def _finish_tick(AT, g, na):
     rewards to each player's latest record, and handle the episode end (learner flush, or a
     truncation tail request)."""
     E = _unpack(AT)
-    params, cfg, fcfg, weights = E[0], E[1], E[2], E[3]
-    states, srng, sinfo, r_f, r_next_obs = E[6], E[7], E[8], E[22], E[24]
-    traj_idx, traj_cnt, tele, ep_ret = E[28], E[29], E[31], E[14]
+    params, cfg, fcfg, weights = E.params, E.cfg, E.fcfg, E.weights
+    states, srng, sinfo, r_f, r_next_obs = E.states, E.srng, E.sinfo, E.r_f, E.r_next_obs
+    traj_idx, traj_cnt, tele, ep_ret = E.traj_idx, E.traj_cnt, E.tele, E.ep_ret
     N = cfg[CFG_N]
     A = cfg[CFG_A]
     learner = cfg[CFG_LEARNER]
     dqn = learner == LEARNER_DQN
-    iscr, fscr = E[13], E[37]
+    iscr, fscr = E.iscr, E.fscr
     actions = iscr[g, 0:N]
     latest = iscr[g, N : 2 * N]
     tele[g, TL_DECISIONS] += na
-    amounts = E[38][g]
+    amounts = E.amounts[g]
     rewards = fscr[g, A : A + N]
     probs = fscr[g, A + N :]
     apply_step(params, states[g], actions, amounts, srng[g], probs)
@@ -240,7 +330,7 @@ def _finish_tick(AT, g, na):
 def _resume_tail(AT, E, g):
     """Critic tail rows arrived: emit the bootstrapped PPO segments; then end the truncated
     episode, or park at the window target."""
-    cfg, ctl, sinfo, act_agents, preds = E[1], E[5], E[8], E[9], E[12]
+    cfg, ctl, sinfo, act_agents, preds = E.cfg, E.ctl, E.sinfo, E.act_agents, E.preds
     A = cfg[CFG_A]
     kind = sinfo[g, SI_TAILKIND]
     level = sinfo[g, SI_LEVEL]
@@ -250,7 +340,7 @@ def _resume_tail(AT, E, g):
         for j in range(sinfo[g, SI_NTAIL]):
             _ppo_flush(E, g, act_agents[g, j], preds[g, j, A], level)
     else:
-        boots = E[37][g, 0 : cfg[CFG_N]]
+        boots = E.fscr[g, 0 : cfg[CFG_N]]
         for p in range(cfg[CFG_N]):
             boots[p] = 0.0
         for j in range(sinfo[g, SI_NTAIL]):
@@ -271,8 +361,8 @@ def _resume_tail(AT, E, g):
 @kernel(inline="always")
 def _resolve_local(E, g):
     """Rows identical to an earlier row of the same request take that row's prediction."""
-    preds, rkeys = E[12], E[66]
-    for j in range(E[8][g, SI_ROWS]):
+    preds, rkeys = E.preds, E.rkeys
+    for j in range(E.sinfo[g, SI_ROWS]):
         if rkeys[g, j, 2] == RK_LOCAL:
             i = np.int64(rkeys[g, j, 3])
             for w in range(preds.shape[2]):
@@ -282,7 +372,7 @@ def _resolve_local(E, g):
 @kernel(inline="always")
 def _advance(AT, E, g):
     """Run slot ``g`` until it waits for inference or parks."""
-    ctl, sinfo = E[5], E[8]
+    ctl, sinfo = E.ctl, E.sinfo
     while True:
         st = sinfo[g, SI_STATUS]
         if st == ST_RESUME:
@@ -303,7 +393,7 @@ def _advance(AT, E, g):
             _atomics.load_acquire(ctl, C_ABORT) != 0 and sinfo[g, SI_SEARCH] == 0
         ):
             if FAM_MODELFREE:
-                if E[1][CFG_LEARNER] == LEARNER_PPO and _request_tail(AT, E, g, TAIL_WINDOW):
+                if E.cfg[CFG_LEARNER] == LEARNER_PPO and _request_tail(AT, E, g, TAIL_WINDOW):
                     return
             _park(E, g)
             return
@@ -326,8 +416,8 @@ def work(A, yield_on_full, spin):
     (``W_STOP``).  The scheduler thread passes ``spin=0``: nobody else refills the ring while it
     works, and it has batches to fire."""
     E = _unpack(A)
-    ctl = E[5]
-    rdy_seq, rdy_data, rdy_pos = E[34], E[35], E[36]
+    ctl = E.ctl
+    rdy_seq, rdy_data, rdy_pos = E.rdy_seq, E.rdy_data, E.rdy_pos
     while True:
         if _atomics.load_acquire(ctl, C_STOP) != 0:
             return W_STOP
@@ -343,11 +433,11 @@ def work(A, yield_on_full, spin):
             continue
         v = _ZERO
         if CACHE_ON:
-            v = _pin_view(E[52])
-            E[8][g, SI_VIEW] = v
+            v = _pin_view(E.cctl)
+            E.sinfo[g, SI_VIEW] = v
         _advance(A, E, g)  # one call site: it is inlined
         if CACHE_ON:
-            _atomics.fetch_sub(E[52], CC_PIN + 8 * v, 1)
+            _atomics.fetch_sub(E.cctl, CC_PIN + 8 * v, 1)
         _atomics.fetch_sub(ctl, C_INFLIGHT, 1)
         if _atomics.load_acquire(ctl, C_ERROR) != 0:
             return W_STOP
@@ -359,7 +449,7 @@ def work(A, yield_on_full, spin):
 def push_ready(A, slots, n):
     """Queue ``slots[:n]`` on the ready ring (the scheduler is its only producer)."""
     E = _unpack(A)
-    rdy_seq, rdy_data, rdy_pos = E[34], E[35], E[36]
+    rdy_seq, rdy_data, rdy_pos = E.rdy_seq, E.rdy_data, E.rdy_pos
     for t in range(n):
         while not _rings.push1(rdy_seq, rdy_data, rdy_pos, slots[t]):
             pass
@@ -369,7 +459,7 @@ def push_ready(A, slots, n):
 def unpark_all(A):
     """Every parked slot becomes EMIT again (the scheduler then queues it); returns how many."""
     E = _unpack(A)
-    cfg, ctl, sinfo = E[1], E[5], E[8]
+    cfg, ctl, sinfo = E.cfg, E.ctl, E.sinfo
     n = 0
     for g in range(cfg[CFG_G]):
         if sinfo[g, SI_STATUS] == ST_PARK:
@@ -386,11 +476,11 @@ _SB_STREAM = np.uint64(0x53544152)  # "STAR": stream coordinate of the start buf
 def start_slots(A, seed):
     """Seed every slot's RNG from (seed, slot) and start its first episode."""
     E = _unpack(A)
-    cfg, srng, sinfo = E[1], E[7], E[8]
+    cfg, srng, sinfo = E.cfg, E.srng, E.sinfo
     for g in range(cfg[CFG_G]):
         # The original's slot stream: SplitMix64 state = seed XOR (slot * golden ratio).
         srng[g, 0] = np.uint64(seed) ^ (np.uint64(g) * np.uint64(0x9E3779B97F4A7C15))
-        _rng.seed_row(E[70][g], seed, g, _SB_STREAM)  # the start buffer's stream (unused when off)
+        _rng.seed_row(E.sb_rng[g], seed, g, _SB_STREAM)  # the start buffer's stream (unused when off)
         for c in range(sinfo.shape[1]):
             sinfo[g, c] = 0
         _episode_reset(E, g)
@@ -403,8 +493,8 @@ def wait_progress(A, spins):
     returned (1), a slot became ready (2) or nothing is in flight any more (3); 0 after ``spins``
     polls."""
     E = _unpack(A)
-    ctl = E[5]
-    rdy_pos = E[36]
+    ctl = E.ctl
+    rdy_pos = E.rdy_pos
     for _ in range(spins):
         if _atomics.load_acquire(ctl, C_FULL) != 0 or _atomics.load_acquire(ctl, C_WAKE) != 0:
             return 1

@@ -1,15 +1,36 @@
 
-# ---- body: reinfors/jit/game_kernels.tmpl ---------------------------------------------------
+# ---- body: reinfors/jit/kernels/game_kernels.py ---------------------------------------------------
 # Generic kernels over one game, written once for every game.  The generated header above binds
 # G_init, G_step, G_legal, G_active, G_is_terminal, G_encode, G_chance_pending,
 # G_chance_outcomes, G_apply_chance, G_info_key, G_settle, G_chance_uniform statically, so Numba inlines the game's rules and
 # the module loads from the on-disk cache like any other reinfors kernel file.
+
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from reinfors.jit import rng as _rng
 from reinfors.jit._compile import kernel
 from reinfors.jit.games._contract import DONE, HEADER, HORIZON, RUNNING, TERMINAL, TICKS, TRUNCATED
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import (
+        N_ACTIONS,
+        G_active,
+        G_apply_chance,
+        G_chance_outcomes,
+        G_chance_pending,
+        G_chance_uniform,
+        G_encode,
+        G_info_key,
+        G_init,
+        G_is_terminal,
+        G_legal,
+        G_settle,
+        G_step,
+    )
+# -- end of bound names (scripts/kernel_part_imports.py) --
 
 
 @kernel
@@ -154,7 +175,7 @@ def random_playouts(params, states, rngs, horizon, weights, n_players, n_chance,
         st = states[b]
         rg = rngs[b]
         ret = 0.0
-        for t in range(n_steps):
+        for _ in range(n_steps):
             if st[DONE] != RUNNING:
                 stats[b, 1] += 1.0
                 stats[b, 2] += ret

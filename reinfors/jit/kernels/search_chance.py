@@ -1,5 +1,5 @@
 
-# ---- body: reinfors/jit/search_chance.tmpl ----------------------------------------------------
+# ---- body: reinfors/jit/kernels/search_chance.py ----------------------------------------------------
 # In-step chance in the sequential search trees (concatenated into the tree, minimax and selexp
 # families; the callers are small hunks in search_puct / search_minimax / search_selexp).
 # A game with CHANCE_IN_STEP (a constant of the generated module) may leave chance pending after
@@ -20,11 +20,77 @@
 # (the last child first) and Minimax takes the edge value as ``Σ (r + γ·v) / k``, both as 0.4.0;
 # AlphaZero / Mcts draw them from the tree stream (0.4.0's stream there is not recovered).
 
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+from reinfors.jit import atomics as _atomics
+from reinfors.jit import rng as _rng
+from reinfors.jit._compile import kernel
+from reinfors.jit.engine_codes import (
+    C_ERROR,
+    CFG_A,
+    CFG_EXPAND,
+    CFG_MAXN,
+    CFG_N,
+    CFG_POLICY,
+    CFG_RESAMPLE,
+    CFG_SAMPLES,
+    EF_RALL,
+    EF_REW,
+    ERR_TREE_OVERFLOW,
+    F_GAMMA,
+    POLICY_AZ,
+    SI_FAN0,
+    SI_FANN,
+    SI_LEAF,
+    SI_NNODES,
+    SI_ROWS,
+    TL_EXTRA,
+    TN_DEPTH,
+    TN_EVAL,
+    TN_FIRST,
+    TN_JOINT,
+    TN_MOVER,
+    TN_NEXT,
+    TN_NOUT,
+    TN_TERM,
+)
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import (
+        CHANCE_IN_STEP,
+        FAM_MMX,
+        FAM_SX,
+        G_apply_chance,
+        G_chance_outcomes,
+        G_chance_pending,
+        G_chance_uniform,
+        G_tree_copy,
+    )
+    from reinfors.jit.kernels.engine_records import _ST_WAIT, _unpack
+    from reinfors.jit.kernels.engine_slots import _request
+    from reinfors.jit.kernels.game_kernels import resolve_chance, step_rules, weigh
+    from reinfors.jit.kernels.search_parts import (
+        _FALSE,
+        _I0,
+        _IM1,
+        _TRUE,
+        _az_prior_node,
+        _backprop,
+        _backprop_maxn,
+        _fscr_off,
+        _masked_max_q_node,
+        _new_child,
+        _node_setup,
+        _sparse_node,
+    )
+# -- end of bound names (scripts/kernel_part_imports.py) --
+
 
 @kernel(inline="always")
 def _pcol(E):
     """Column of ``t_nv`` holding an outcome child's probability (the last one)."""
-    return E[44].shape[2] - 1
+    return E.t_nv.shape[2] - 1
 
 
 @kernel
@@ -33,7 +99,7 @@ def _new_edge(AT, g, parent, a):
     Committed(k > 1) or AlwaysResample the edge may lead to a chance node instead
     (``_chance_edge``)."""
     E = _unpack(AT)
-    cfg = E[1]
+    cfg = E.cfg
     if CHANCE_IN_STEP:
         if cfg[CFG_EXPAND] != 0 or cfg[CFG_RESAMPLE] != 0 or cfg[CFG_SAMPLES] > 1:
             return _chance_edge(AT, g, parent, a)
@@ -50,27 +116,27 @@ def _chance_edge(AT, g, parent, a):
     AlwaysResample, a resampled chance node with no children yet (``_resample_pick`` creates
     them).  Returns the node (-1 when the tree is full)."""
     E = _unpack(AT)
-    params, cfg, weights, sinfo = E[0], E[1], E[3], E[8]
-    t_state, t_ni, t_child, t_visits, t_ef, t_nv, t_legal, t_rng = E[39], E[40], E[41], E[42], E[43], E[44], E[45], E[47]
+    params, cfg, weights, sinfo = E.params, E.cfg, E.weights, E.sinfo
+    t_state, t_ni, t_child, t_visits, t_ef, t_nv, t_legal, t_rng = E.t_state, E.t_ni, E.t_child, E.t_visits, E.t_ef, E.t_nv, E.t_legal, E.t_rng
     N, A = cfg[CFG_N], cfg[CFG_A]
     cn = sinfo[g, SI_NNODES]
     M = t_state.shape[1]
     if cn >= M:
-        _atomics.cas(E[5], C_ERROR, 0, ERR_TREE_OVERFLOW)
+        _atomics.cas(E.ctl, C_ERROR, 0, ERR_TREE_OVERFLOW)
         return _IM1
     base = t_state[g, cn]
     G_tree_copy(params, t_state[g, parent], base)
     mover = t_ni[g, parent, TN_MOVER]
     depth = t_ni[g, parent, TN_DEPTH]
-    actions = E[13][g, 0:N]
+    actions = E.iscr[g, 0:N]
     for p in range(N):
         actions[p] = 0
     actions[mover] = a
-    fscr = E[37]
+    fscr = E.fscr
     rewards = fscr[g, A : A + N]
     probs = fscr[g, A + N :]
-    going = step_rules(params, base, actions, E[38][g])
-    weigh(E[38][g], weights, rewards)
+    going = step_rules(params, base, actions, E.amounts[g])
+    weigh(E.amounts[g], weights, rewards)
     t_ef[g, parent, a, EF_REW] = rewards[mover]
     if cfg[CFG_MAXN] != 0:
         for q in range(N):
@@ -98,7 +164,7 @@ def _chance_edge(AT, g, parent, a):
     n = n_out if expand else cfg[CFG_SAMPLES]
     if cn + 1 + n > M:
         t_child[g, parent, a] = -1
-        _atomics.cas(E[5], C_ERROR, 0, ERR_TREE_OVERFLOW)
+        _atomics.cas(E.ctl, C_ERROR, 0, ERR_TREE_OVERFLOW)
         return _IM1
     sinfo[g, SI_NNODES] = cn + 1 + n
     ni = t_ni[g, cn]
@@ -135,7 +201,7 @@ def _chance_edge(AT, g, parent, a):
             o = n - 1 - j if rev else j
             p = probs[o]
         else:
-            o = _rng.sample_chance(E[7][g] if rev else t_rng[g], probs, n_out)
+            o = _rng.sample_chance(E.srng[g] if rev else t_rng[g], probs, n_out)
             p = 1.0 / n
         G_apply_chance(params, dst, o)
         resolve_chance(params, dst, t_rng[g], nested)  # further events of this tick: sampled
@@ -150,7 +216,7 @@ def _chance_pick(AT, g, cn):
     """A descent through chance node ``cn`` (AlphaZero / Mcts): Committed picks one of its frozen
     draws uniformly, ExpandAll samples an outcome by its probability (tree stream)."""
     E = _unpack(AT)
-    cfg, t_ni, t_nv, t_rng = E[1], E[40], E[44], E[47]
+    cfg, t_ni, t_nv, t_rng = E.cfg, E.t_ni, E.t_nv, E.t_rng
     n = t_ni[g, cn, TN_NOUT]
     if cfg[CFG_EXPAND] == 0:
         return cn + 1 + _rng.randbelow(t_rng[g], n)
@@ -170,11 +236,11 @@ def _resample_pick(AT, g, cn):
     creating it when the outcome is new (the caller then evaluates it: ``SI_NNODES`` grew).
     Returns -1 when the tree is full."""
     E = _unpack(AT)
-    params, cfg, srng, sinfo = E[0], E[1], E[7], E[8]
-    t_state, t_ni = E[39], E[40]
+    params, cfg, srng, sinfo = E.params, E.cfg, E.srng, E.sinfo
+    t_state, t_ni = E.t_state, E.t_ni
     N, A = cfg[CFG_N], cfg[CFG_A]
     st = t_state[g, cn]
-    fscr = E[37]
+    fscr = E.fscr
     probs = fscr[g, A + N :]
     m = G_chance_uniform(params, st)
     if m > 0:
@@ -188,7 +254,7 @@ def _resample_pick(AT, g, cn):
         c = t_ni[g, c, TN_NEXT]
     c = sinfo[g, SI_NNODES]
     if c >= t_state.shape[1]:
-        _atomics.cas(E[5], C_ERROR, 0, ERR_TREE_OVERFLOW)
+        _atomics.cas(E.ctl, C_ERROR, 0, ERR_TREE_OVERFLOW)
         return _IM1
     sinfo[g, SI_NNODES] = c + 1
     dst = t_state[g, c]
@@ -206,7 +272,7 @@ def _resample_pick(AT, g, cn):
 def _chance_value(E, g, cn, h, mover, negamax):
     """Probability-weighted value (head ``h``) of chance node ``cn``'s outcome children for
     ``mover`` (terminal children 0; negated for a child of the other mover when ``negamax``)."""
-    t_ni, t_nv = E[40], E[44]
+    t_ni, t_nv = E.t_ni, E.t_nv
     pc = _pcol(E)
     s = 0.0
     for c in range(cn + 1, cn + 1 + t_ni[g, cn, TN_NOUT]):
@@ -225,8 +291,8 @@ def _committed_mean(E, g, cn, h, mover, negamax, r):
     the uniform mean over its k draws of ``r + gamma * v`` (terminal children ``v = 0``; negated
     for a child of the other mover when ``negamax``), summed in child order and then divided:
     0.4.0's arithmetic to the last bit (``r + gamma * mean`` differs in the last ulp)."""
-    t_ni, t_nv = E[40], E[44]
-    gamma = E[2][F_GAMMA]
+    t_ni, t_nv = E.t_ni, E.t_nv
+    gamma = E.fcfg[F_GAMMA]
     n = t_ni[g, cn, TN_NOUT]
     s = 0.0
     for c in range(cn + 1, cn + 1 + n):
@@ -245,8 +311,8 @@ def _seq_fan_backup(AT, g):
     probability-weighted value of its outcome children along the path (negamax: for the chance
     node's mover; maxn: every agent's component)."""
     E = _unpack(AT)
-    cfg, sinfo = E[1], E[8]
-    t_ni, t_nv = E[40], E[44]
+    cfg, sinfo = E.cfg, E.sinfo
+    t_ni, t_nv = E.t_ni, E.t_nv
     cn = sinfo[g, SI_LEAF]
     sinfo[g, SI_FANN] = 0
     if cfg[CFG_MAXN] != 0:
@@ -262,12 +328,12 @@ def _seq_fan_absorb(AT, g):
     """ExpandAll (AlphaZero / Mcts): the rows of a fan's outcome children (one per child, its
     mover's; maxn: one per agent) set their priors / values, then the fan is backed up."""
     E = _unpack(AT)
-    cfg, sinfo, preds = E[1], E[8], E[12]
-    t_ni, t_ef, t_nv, t_legal, rq = E[40], E[43], E[44], E[45], E[49]
+    cfg, sinfo, preds = E.cfg, E.sinfo, E.preds
+    t_ni, t_nv, rq = E.t_ni, E.t_nv, E.rq
     A = cfg[CFG_A]
     az = cfg[CFG_POLICY] == POLICY_AZ
     maxn = cfg[CFG_MAXN] != 0
-    prior = E[37][g, 0:A]
+    prior = E.fscr[g, 0:A]
     for j in range(sinfo[g, SI_ROWS]):
         c = rq[g, j, 0]
         q = rq[g, j, 1]
@@ -287,8 +353,8 @@ def _seq_fan_request(AT, g):
     its mover's row, every agent's with maxn; the rows beyond the first count as extra
     evaluation rows).  Returns False (and backs the fan up) when no child needs a row."""
     E = _unpack(AT)
-    cfg, sinfo, tele = E[1], E[8], E[31]
-    t_ni, rq = E[40], E[49]
+    cfg, sinfo, tele = E.cfg, E.sinfo, E.tele
+    t_ni, rq = E.t_ni, E.rq
     N = cfg[CFG_N]
     maxn = cfg[CFG_MAXN] != 0
     n = _I0

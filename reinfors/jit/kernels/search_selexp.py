@@ -1,15 +1,69 @@
 
-# ---- body: reinfors/jit/search_selexp.tmpl -------------------------------------------------
+# ---- body: reinfors/jit/kernels/search_selexp.py -------------------------------------------------
 # SelectiveExpectimax on sequential games: best-first rounds over ensemble heads (value-of-
 # information frontier ordering, opponent models, path weights).
+
+# -- bound by the generated module (header and sibling parts); for linters and IDEs only --
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reinfors.jit import rng as _rng
+from reinfors.jit._compile import kernel
+from reinfors.jit.engine_codes import (
+    CFG_A,
+    CFG_BUDGET,
+    CFG_HEADS,
+    CFG_MAXDEPTH,
+    CFG_N,
+    CFG_OPP,
+    CFG_TOPK,
+    EF_PRIOR,
+    EF_REW,
+    F_BETA,
+    F_EPSILON,
+    F_GAMMA,
+    F_OPP_F,
+    F_OPP_T,
+    FT_DISAGREE,
+    FT_SEARCH_SIGMA,
+    FT_SIGMA,
+    SI_EXPS,
+    SI_FBUF,
+    SI_HEAD,
+    SI_LEAVES,
+    SI_MAXD,
+    SI_NBATCH,
+    SI_NFRONT,
+    SI_NNEW,
+    SI_NOPP,
+    SI_ROUNDS,
+    TN_DEPTH,
+    TN_EXP,
+    TN_FULL,
+    TN_MOVER,
+    TN_NOUT,
+    TN_OPP,
+    TN_TERM,
+)
+from reinfors.jit.policies import modelfree as _mf
+
+if TYPE_CHECKING:
+    from reinfors.jit.kernels._header import CHANCE_IN_STEP
+    from reinfors.jit.kernels.engine_records import _ST_WAIT, _unpack
+    from reinfors.jit.kernels.engine_slots import _request
+    from reinfors.jit.kernels.search_chance import _chance_value, _new_edge, _pcol
+    from reinfors.jit.kernels.search_minimax import _edge_value
+    from reinfors.jit.kernels.search_parts import _FALSE, _I0, _fscr_off
+# -- end of bound names (scripts/kernel_part_imports.py) --
 
 
 @kernel(inline="always")
 def _sx_branch(E, g, node, a, h):
     """SelectiveExpectimax branch ``a`` of ``node`` for head ``h``: ``w * r`` into a terminal
     child, else ``w * (r + gamma * value)`` (everything from the searcher's perspective)."""
-    fcfg = E[2]
-    t_ni, t_child, t_ef, t_nv = E[40], E[41], E[43], E[44]
+    fcfg = E.fcfg
+    t_ni, t_child, t_ef, t_nv = E.t_ni, E.t_child, E.t_ef, E.t_nv
     c = t_child[g, node, a]
     w = t_ef[g, node, a, EF_PRIOR]
     r = t_ef[g, node, a, EF_REW]
@@ -26,8 +80,8 @@ def _sx_sort_frontier(AT, g, fb, nf, lo):
     ``voi = beta * pw * sigma / max(pw * sigma)`` (1 when no positive maximum), ``dt = (1 - beta)
     * depth / max_depth``."""
     E = _unpack(AT)
-    cfg, fcfg = E[1], E[2]
-    t_ni, t_nv, t_list = E[40], E[44], E[48]
+    cfg, fcfg = E.cfg, E.fcfg
+    t_ni, t_nv, t_list = E.t_ni, E.t_nv, E.t_list
     H = cfg[CFG_HEADS]
     beta = fcfg[F_BETA]
     front = t_list[g, fb, lo : lo + nf]
@@ -65,14 +119,14 @@ def _sx_run(AT, g):
     request the round's rows (opponent rows first when distributional, then every new non-terminal
     child, encoded for the searcher).  Returns True while waiting for rows."""
     E = _unpack(AT)
-    cfg, sinfo = E[1], E[8]
-    t_ni, t_child, t_ef, t_nv, t_legal, t_list, rq = E[40], E[41], E[43], E[44], E[45], E[48], E[49]
+    cfg, sinfo = E.cfg, E.sinfo
+    t_ni, t_ef, t_nv, t_legal, t_list, rq = E.t_ni, E.t_ef, E.t_nv, E.t_legal, E.t_list, E.rq
     A, N, H = cfg[CFG_A], cfg[CFG_N], cfg[CFG_HEADS]
     budget = cfg[CFG_BUDGET]
     max_depth = cfg[CFG_MAXDEPTH]
     distributional = cfg[CFG_OPP] != 0
     searcher = t_ni[g, 0, TN_MOVER]
-    rewards = E[37][g, A : A + N]
+    rewards = E.fscr[g, A : A + N]
     while sinfo[g, SI_NFRONT] > 0 and sinfo[g, SI_EXPS] < budget:
         fb = sinfo[g, SI_FBUF]
         nf = sinfo[g, SI_NFRONT]
@@ -155,14 +209,14 @@ def _sx_absorb(AT, g):
     actions at ``opp_temperature``, floored); leaf rows become per-head boots (masked max over
     the leaf mover's legal actions) and their spread sigma; path weights flow down the batch."""
     E = _unpack(AT)
-    cfg, fcfg, sinfo, preds = E[1], E[2], E[8], E[12]
-    t_ni, t_child, t_ef, t_nv, t_legal, t_list = E[40], E[41], E[43], E[44], E[45], E[48]
+    cfg, fcfg, sinfo, preds = E.cfg, E.fcfg, E.sinfo, E.preds
+    t_ni, t_child, t_ef, t_nv, t_legal, t_list = E.t_ni, E.t_child, E.t_ef, E.t_nv, E.t_legal, E.t_list
     A, H = cfg[CFG_A], cfg[CFG_HEADS]
     gamma = fcfg[F_GAMMA]
     nopp = sinfo[g, SI_NOPP]
     batch = t_list[g, 3]
     off = _fscr_off(E)
-    mean = E[37][g, off : off + A]
+    mean = E.fscr[g, off : off + A]
     if nopp > 0:
         temp = fcfg[F_OPP_T]
         floor = fcfg[F_OPP_F]
@@ -207,7 +261,7 @@ def _sx_absorb(AT, g):
             v += (t_nv[g, c, h] - m) * (t_nv[g, c, h] - m)
         sigma = np.sqrt(v / H)
         t_nv[g, c, H + 1] = sigma
-        E[51][g, FT_SEARCH_SIGMA] += sigma
+        E.ftele[g, FT_SEARCH_SIGMA] += sigma
     for bi in range(sinfo[g, SI_NBATCH]):
         node = batch[bi]
         pw = t_nv[g, node, H]
@@ -226,7 +280,7 @@ def _sx_act(AT, g):
     """Act from the root values of the episode's Thompson head (argmax over legal, lowest id on
     ties), then epsilon exploration; account the search's sigma and head disagreement."""
     E = _unpack(AT)
-    cfg, fcfg, srng, sinfo, legal, ftele = E[1], E[2], E[7], E[8], E[11], E[51]
+    cfg, fcfg, srng, sinfo, legal, ftele = E.cfg, E.fcfg, E.srng, E.sinfo, E.legal, E.ftele
     A, H = cfg[CFG_A], cfg[CFG_HEADS]
     lg = legal[g, 0]
     if sinfo[g, SI_LEAVES] > 0:
