@@ -748,9 +748,11 @@ class Runtime:
             self._retire(pipe, pipe.done.popleft())
         return n
 
-    def _retire(self, pipe: Pipe, c: _Call) -> None:
-        """Route a pipelined call's predictions back and free its place in the pipe."""
-        self._route_back(c)
+    def _retire(self, pipe: Pipe, c: _Call, routed: bool = False) -> None:
+        """Route a pipelined call's predictions back (unless ``routed``) and free its place in
+        the pipe."""
+        if not routed:
+            self._route_back(c)
         self._validators.append(c.validate)
         with pipe.cv:
             pipe.outstanding -= 1
@@ -781,10 +783,22 @@ class Runtime:
             if self.infer_cache:
                 pipe.done.append(c)  # the scheduler routes it (the cache's tables are its own)
             else:
-                # Route here, at once: the slots resume while the scheduler's thread wakes up.
-                # (finish_fire is safe beside the scheduler's kernels: the arena's span table is
-                # complete and no longer read by them, and no barrier runs while calls are out.)
-                self._retire(pipe, c)
+                # Route here, at once, and wake the workers; then work beside them until no slot
+                # is ready, unless the next call is already queued: this thread is on a core the
+                # moment a call returns, the others first have to be woken.  (finish_fire and
+                # the worker kernel are safe beside the scheduler's kernels: the arena's span
+                # table is complete and no longer read by them, and the call stays outstanding
+                # until this thread has left the kernel, so no barrier or reallocation runs
+                # meanwhile.)
+                self._route_back(c)
+                self.ctl[C.C_WAKE] = 1
+                pipe.wake.set()
+                helpers = self._helpers
+                if helpers is not None:
+                    helpers.wake()
+                if not pipe.jobs:
+                    self.k.work(self.E, False, 0)
+                self._retire(pipe, c, routed=True)
             with pipe.cv:
                 pipe.returned += 1
             self.ctl[C.C_WAKE] = 1
