@@ -313,7 +313,7 @@ class Engine:
             pol, lrn = self._policy, self._learner
             search = self._search
             if search is not None and "too_big" in search:
-                raise ValueError(search["too_big"])
+                raise MemoryError(search["too_big"])
             n = self._n_games
             batch = self._batch_size or max(1, n // 2)
             if not self._batch_size and search is not None and search["max_rows"] > 1:
@@ -339,7 +339,7 @@ class Engine:
             if cache_bytes > CACHE_BYTES_LIMIT:
                 # Checked when the cache is allocated (the first collect), like the search trees:
                 # the original accepts any u64 and grows its cache lazily.
-                raise ValueError(
+                raise MemoryError(
                     f"infer_cache={self._infer_cache} needs up to {cache_bytes} bytes of preallocated cache "
                     f"(two views x {routes} partitions x {24 + 8 * width} bytes per entry; limit "
                     f"{CACHE_BYTES_LIMIT}); use a smaller infer_cache"

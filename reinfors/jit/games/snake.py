@@ -167,6 +167,11 @@ def _placement(G: int, L: int, n: int):
     return bodies, [h[2] for h in heads]
 
 
+# 0.4.0's bound on the initial food count: the opening's food placement is a chain of chance
+# edges, one per apple (probed: ``Snake(grid_size=101, food=10_001)`` is refused).
+MAX_FOOD = 10_000
+
+
 def make_params(
     grid_size=20, initial_length=3, food=3, play_to_last=True, win_food_lead=None, max_ticks=1000, num_snakes=2
 ) -> np.ndarray:
@@ -196,6 +201,8 @@ def make_params(
     cells = max(G, 0) ** 2
     if food > cells:
         raise ValueError(f"initial_food_count {food} exceeds the {cells}-cell grid")
+    if food > MAX_FOOD:
+        raise ValueError(f"initial_food_count {food} exceeds the {MAX_FOOD}-edge chance-chain limit")
     k = min(food, n)
     space = 1
     for i in range(k):
