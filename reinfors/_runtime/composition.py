@@ -180,6 +180,7 @@ def _search_spec(policy, learner, d, n_games: int) -> dict:
         what = f"depth={depth}" + (f", top_k={top_k}" if top_k else "")
     per_node = 8 * (d.state_size + C.TN_SIZE + 3 * A + A * (C.EF_RALL + N) + max(N, 1) + 3) + A
     need = min(SATURATED, n_games * spec["nodes"] * per_node)
+    spec["tree_bytes"], spec["tree_knob"] = need, what.split("=")[0]
     if need > TREE_BYTES_LIMIT:
         # Refused (MemoryError) when the trees would be allocated (the first collect), like any
         # out-of-memory condition: the composition itself is valid (the original accepts it).
