@@ -15,8 +15,8 @@ import sys
 
 import pytest
 
-from tests.differential import caps_driver
-from tests.differential.harness import require_orig
+from . import caps_driver
+from .harness import require_orig
 
 pytestmark = pytest.mark.differential
 
