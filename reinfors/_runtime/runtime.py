@@ -80,8 +80,20 @@ class _Helpers:
         self.threads = [
             threading.Thread(target=self._loop, name=f"reinfors-worker-{i + 1}", daemon=True) for i in range(n)
         ]
-        for t in self.threads:
-            t.start()
+        started = []
+        try:
+            for t in self.threads:
+                t.start()
+                started.append(t)
+        except RuntimeError as e:  # "can't start new thread": out of address space / thread limit
+            with self.cv:
+                self.stop = True
+                self.cv.notify_all()
+            for t in started:
+                t.join(timeout=5.0)
+            raise MemoryError(
+                f"only {len(started)} of {n} worker helper threads could start ({e}); use a smaller n_threads"
+            ) from None
 
     def _loop(self) -> None:
         seen = 0
@@ -203,7 +215,7 @@ class Runtime:
         cfg[C.CFG_W], cfg[C.CFG_SIMUL], cfg[C.CFG_KEYS] = width, int(gdef.simultaneous), len(weights)
         cfg[C.CFG_CHANCE] = gdef.max_chance
         cfg[C.CFG_CACHE] = infer_cache
-        sb_cap = 0 if start_buffer is None else -(-int(start_buffer[0]) // G)
+        sb_cap = 0 if start_buffer is None else min(-(-int(start_buffer[0]) // G), 2**62)  # u64 capacity: fits cfg
         cfg[C.CFG_SB] = sb_cap
         fcfg = np.zeros(C.FCFG_SIZE, np.float64)
         fcfg[C.F_EPSILON], fcfg[C.F_GAMMA], fcfg[C.F_LAM], fcfg[C.F_BOOTSTRAP_P] = epsilon, gamma, lam, bootstrap_p
@@ -566,7 +578,8 @@ class Runtime:
 
     def _start_helpers(self) -> None:
         if self.n_threads > 1 and self._helpers is None:
-            self._helpers = _Helpers(self, self.n_threads - 1)
+            # more threads than slots cannot work at once (records do not depend on the count)
+            self._helpers = _Helpers(self, min(self.n_threads, self.G) - 1)
             _LIVE.add(self)
 
     def close(self, join: bool = True) -> None:
