@@ -64,3 +64,14 @@ def check(parts: dict, subject: str, hint: str | None = None) -> None:
         f"{subject} would preallocate {need} bytes ({part}: {b} bytes, driven by {param}), more than the "
         f"{avail} bytes of memory available to this process; " + (hint or f"lower {param} or n_games")
     )
+
+
+def check_growth(arrays: dict, names, rows: int, subject: str) -> None:
+    """Refuse (``MemoryError``) growing the row pools ``names`` of ``arrays`` to ``rows`` rows when
+    the new arrays (and the old ones they are copied from) cannot fit."""
+    row = sum(arrays[n].itemsize * math.prod(arrays[n].shape[1:]) for n in names)
+    grow = sum(max(0, rows - arrays[n].shape[0]) for n in names[:1])
+    if grow == 0:
+        return
+    check({"record pool": (2 * rows * row, "n_games")}, f"growing {subject} to {rows} records",
+          "lower n_games or collect smaller windows")  # fmt: skip

@@ -44,6 +44,8 @@ from reinfors.jit import outputs as _outputs
 from reinfors.jit import records as _records
 from reinfors.jit import rings
 
+from . import budget
+
 __all__ = ["Runtime", "KernelError", "kernel_family"]
 
 
@@ -562,9 +564,9 @@ class Runtime:
         G = self.G
         need = int(self.ctl[C.C_REC]) + G * self.rec_per_level * (levels_ahead + 2)
         dqn = self.learner_kind == C.LEARNER_DQN
-        for name in ("r_meta", "r_f", "r_obs", "r_mask", "r_legal", "r_tgt") + (
-            ("r_next_obs", "r_next_legal") if dqn else ()
-        ):
+        names = ("r_meta", "r_f", "r_obs", "r_mask", "r_legal", "r_tgt") + (("r_next_obs", "r_next_legal") if dqn else ())
+        budget.check_growth(self._arrays, names, need, f"the record pool of n_games={G}")
+        for name in names:
             self._grow(name, need)
         self._grow("episodes", int(self.ctl[C.C_EPISODES]) + G * (levels_ahead + 2))
         self._grow("traj_idx", int(self["traj_cnt"].max()) + levels_ahead + 2, axis=2)
