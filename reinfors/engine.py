@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _canon
 from . import snapshot as _snapshot
+from ._runtime import budget
 from ._runtime.compile_helper import compile_cold
 from ._runtime.composition import (
     _EXPAND_MAX,
@@ -82,6 +83,19 @@ TELEMETRY_KEYS = (
     "tail_rows",
     "extra_eval_rows",
 )
+
+# Telemetry counts that depend on timing, not only on the seed: how the rows of a window are cut
+# into callback calls is decided by when arenas fill and fire (the firing policy: capacity fires,
+# stall closes, partial fires at quiescence), so two engines built from one config collect
+# identical records (a function of the seed at any n_threads) but may count different calls.
+# ``infer_seconds`` is wall time; ``infer_calls`` the calls; ``padded_rows`` the zero rows padding
+# each call (``pad=True``); ``stall_closes`` / ``stall_releases`` the liveness ladder's fires; with
+# ``infer_cache > 0`` also ``infer_rows``, ``cache_hits`` and ``cache_demotions`` (whether a row
+# is served by the cache or its twin depends on which fired first).  Every other key is a function
+# of the seed (tests/differential/test_behaviours_vs_original.py; 0.4.0's call counts were equal
+# in that probe, ours are not promised to be).
+TIMING_TELEMETRY = frozenset({"infer_seconds", "infer_calls", "padded_rows", "stall_closes", "stall_releases"})
+TIMING_TELEMETRY_WITH_CACHE = TIMING_TELEMETRY | {"infer_rows", "cache_hits", "cache_demotions"}
 
 _HELD = (
     "this engine is held by a collect_stream (call its stop() to get the engine back) — or was "
@@ -205,6 +219,13 @@ class Engine:
                 f"per game, observation input (rows x {d.obs_size} f32) and callback output (rows x {heads} heads "
                 f"x {d.n_actions} actions f64) must each stay under {BYTE_CEILING} bytes"
             )
+        # The same ceiling on one callback batch (0.4.0 counts batch_size rows, one agent each).
+        if batch_size * d.obs_size * 4 > BYTE_CEILING or batch_size * heads * (d.n_actions + 1) * 8 > BYTE_CEILING:
+            raise ValueError(
+                f"batch_size ({batch_size}) is too large for this composition: with 1 simultaneous agents per game, "
+                f"observation input (rows x {d.obs_size} f32) and callback output (rows x {heads} heads x "
+                f"{d.n_actions} actions f64) must each stay under {BYTE_CEILING} bytes"
+            )
         if learn_players is not None:
             if not learn_players:
                 raise ValueError("learn_players must name at least one player")
@@ -315,7 +336,7 @@ class Engine:
             pol, lrn = self._policy, self._learner
             search = self._search
             if search is not None and "too_big" in search:
-                raise ValueError(search["too_big"])
+                raise MemoryError(search["too_big"])
             n = self._n_games
             batch = self._batch_size or max(1, n // 2)
             if not self._batch_size and search is not None and search["max_rows"] > 1:
@@ -341,11 +362,12 @@ class Engine:
             if cache_bytes > CACHE_BYTES_LIMIT:
                 # Checked when the cache is allocated (the first collect), like the search trees:
                 # the original accepts any u64 and grows its cache lazily.
-                raise ValueError(
+                raise MemoryError(
                     f"infer_cache={self._infer_cache} needs up to {cache_bytes} bytes of preallocated cache "
                     f"(two views x {routes} partitions x {24 + 8 * width} bytes per entry; limit "
                     f"{CACHE_BYTES_LIMIT}); use a smaller infer_cache"
                 )
+            self._check_preallocation(batch, width, cache_bytes)
             compile_cold(self, self._kernel_module())  # a cold module: work here, the rest beside
             self._rt = Runtime(
                 d,
@@ -376,6 +398,18 @@ class Engine:
                 self._rt.ctl[C.C_WGEN] = _stamp(self._generation)
         return self._rt
 
+    def _check_preallocation(self, batch: int, width: int, cache_bytes: int) -> None:
+        """Refuse (MemoryError naming the parameter and the bytes) a first collect whose trees,
+        arenas, predictions and cache cannot fit in the memory left (``_runtime.budget``)."""
+        d, search = self._game._def, self._search
+        parts = budget.preallocation(
+            n_games=self._n_games, n_players=d.n_players, obs_size=d.obs_size, width=width,
+            max_rows=search["max_rows"] if search is not None else 1, batch=batch, pad=self._pad,
+            tree_bytes=search.get("tree_bytes", 0) if search is not None else 0,
+            tree_knob=search.get("tree_knob", "n_games") if search is not None else "n_games", cache_bytes=cache_bytes,
+        )  # fmt: skip
+        budget.check(parts, f"this engine ({self._subject()}, n_games={self._n_games})")
+
     def _kernel_module(self):
         """The generated kernel module this engine's runtime runs on (imported, not compiled)."""
         search = self._search
@@ -403,6 +437,10 @@ class Engine:
         and returns the policy's output; a sequence of one callable per player routes each
         player's rows to its own callback.  Errors raised by the callback propagate with their own
         type, and the engine stays usable.  ``progress=True`` shows a tqdm bar of records.
+        Telemetry: the keys of ``TIMING_TELEMETRY`` (``infer_seconds``, ``infer_calls``,
+        ``padded_rows``, ``stall_closes``, ``stall_releases``; with ``infer_cache`` also
+        ``infer_rows``, ``cache_hits``, ``cache_demotions``) depend on timing; records and every
+        other key are a function of the seed.
         """
         n_records = as_unsigned("n_records", n_records)
         if self._held:  # checked before infer, as the original

@@ -13,6 +13,7 @@ import struct
 import numpy as np
 
 from . import _canon
+from ._runtime import budget
 from ._validate import as_unsigned, refuse_pickle
 from .games import GameHandle
 from .jit import rng as _rng
@@ -224,6 +225,13 @@ class Env:
         self._weights_map = None if reward is None else reward._resolve(d.reward_keys, d.reward_defaults)
         weights = self._weights_map or dict(zip(d.reward_keys, d.reward_defaults, strict=True))
         self._weights = np.array([weights[k] for k in d.reward_keys], dtype=np.float64)
+        # the rows below, bounded before they (or the game's compile) are allocated; an
+        # observation is allocated by each observe() (0.4.0 builds such an Env too)
+        params = ", ".join(f"{k}={v!r}" for k, v in sorted(game._resolved().items()) if k not in ("encoder", "name"))
+        budget.check(
+            {"state row": (8 * d.state_size, "state_size"), "chance outcomes": (8 * max(1, d.max_chance), "max_chance")},
+            f"an Env of {d.name}({params})", "use a smaller game",
+        )  # fmt: skip
         self._k = d.kernels
         self._state = np.zeros(d.state_size, np.int64)  # [state_size] int64
         self._rng = np.zeros(_rng.RNG_WIDTH, np.uint64)  # [1] uint64 chance stream

@@ -12,16 +12,19 @@ does (see ``reinfors/jit/games/tictactoe.py`` for the template).
 from __future__ import annotations
 
 import importlib
+import math
 import types
 from typing import Any
 
 import numpy as np
 
 from ._registry import registry as _registry
+from ._runtime.contract_check import GameContractError
 from ._runtime.gamedef import GameDef as _GameDef
 from ._validate import refuse_pickle as _refuse_pickle
 from .catalog import GAMES  # the registered names (0.4.0 exports it here too)
 from .encoders import EncoderHandle
+from .jit.games._contract import HEADER as _HEADER
 from .spaces import Box, Discrete
 
 __all__ = [
@@ -41,6 +44,7 @@ __all__ = [
 ]
 __all__ += ["Chess"]
 __all__ += ["CarRacing"]
+__all__ += ["STATE_HEADER", "GameContractError"]  # user games (custom / from_module)
 
 # registry name -> (module import path, action count)
 _GAME_INFO = {
@@ -251,11 +255,25 @@ registered, make = _registry("game", _REGISTRY)
 # ---------------------------------------------------------------------------------------------
 
 
+#: Words at the start of every state row that belong to the shared semantics (ticks, done,
+#: horizon, spare; ``reinfors/jit/games/_contract.py``).  A user game's ``state_size`` counts them:
+#: its own words live at ``state[STATE_HEADER:state_size]``.
+STATE_HEADER = _HEADER
+
+
 def from_module(module, **kwargs: Any) -> GameHandle:
     """A handle for a game defined by a module or namespace with the template's exports.
 
     ``kwargs`` go to the module's ``make_params`` (if it defines one).  The njit functions may
     live anywhere — a package, a script, a notebook cell.  See ``reinfors/jit/games/tictactoe.py``.
+    Optional module constants ``OBS_LOW`` / ``OBS_HIGH`` (default 0.0 / 1.0) give the observation
+    box (``observation_space().low`` / ``.high``; ``check_game`` verifies every value lies in it).
+
+    Before the game's first step (the first ``rf.Env`` or ``Engine.collect`` that runs it) its
+    functions play a few seeded random episodes on guarded rows: a function writing past a
+    declared size (``state_size(params)``, which counts the :data:`STATE_HEADER` header words;
+    ``N_ACTIONS``; the observation; ``max_chance``; ``max_info_key``) raises
+    :class:`GameContractError` naming the function, the declared and the written size.
     """
     _GameDef.check_namespace(module)
     make_params = getattr(module, "make_params", None)
@@ -267,6 +285,7 @@ def from_module(module, **kwargs: Any) -> GameHandle:
         params = np.zeros(0, np.int64)
     shape_fn = module.obs_shape
     gdef = _GameDef(module, params, low=getattr(module, "OBS_LOW", 0.0), high=getattr(module, "OBS_HIGH", 1.0))
+    gdef.user = True  # its sizes are verified before its first step (GameContractError)
     enc = EncoderHandle(module.NAME, module.NAME, custom=(module.encode, shape_fn, gdef.low, gdef.high, gdef.n_actions))
     resolved = getattr(module, "resolved", None)
     config = dict(resolved(gdef.params)) if resolved is not None else {}
@@ -300,14 +319,20 @@ def custom(
     inspect=None,
     events=None,
     chance_in_step: bool = True,
+    obs_low: float = 0.0,
+    obs_high: float = 1.0,
 ) -> GameHandle:
     """A handle for a game given as loose njit functions (e.g. defined in a notebook).
 
-    ``state_size`` counts the 4-word shared header (``reinfors.jit.games._contract.HEADER``);
-    game words start at index ``HEADER``.  ``params`` is an optional int64 row passed to every
-    function.  See the template ``reinfors/jit/games/tictactoe.py`` for each function's contract.
-    ``chance_in_step=False`` declares that chance is pending only after reset (the game's
-    ``CHANCE_IN_STEP``): tree searches then build no chance nodes.
+    ``state_size`` counts the :data:`STATE_HEADER` (4) words of the shared header; the game's own
+    words start at index ``STATE_HEADER``.  A function that writes past ``state_size`` (or past the
+    legal mask, the observation, ...) is caught before the game's first step:
+    :class:`GameContractError` names the function, the declared and the written size.
+    ``params`` is an optional int64 row passed to every function.  ``obs_low`` / ``obs_high``
+    bound every observation value (the ``observation_space()`` box, default [0, 1]; ``check_game``
+    verifies it).  See the template ``reinfors/jit/games/tictactoe.py`` for each function's
+    contract.  ``chance_in_step=False`` declares that chance is pending only after reset (the
+    game's ``CHANCE_IN_STEP``): tree searches then build no chance nodes.
     """
     if not isinstance(name, str) or not name:
         raise TypeError("custom game name must be a non-empty str")
@@ -317,6 +342,9 @@ def custom(
     if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 0:
         raise ValueError(f"horizon must be an int >= 0 (0 = never truncate), got {horizon!r}")
     shape = tuple(int(d) for d in obs_shape)
+    lo, hi = float(obs_low), float(obs_high)
+    if math.isnan(lo) or math.isnan(hi) or lo > hi:
+        raise ValueError(f"obs_low must not exceed obs_high (got {obs_low!r} > {obs_high!r})")
     p = np.zeros(0, np.int64) if params is None else np.asarray(params, dtype=np.int64).ravel()
     ns = types.SimpleNamespace(
         NAME=name,
@@ -341,6 +369,8 @@ def custom(
         apply_chance=apply_chance,
         info_key=info_key,
         CHANCE_IN_STEP=bool(chance_in_step),
+        OBS_LOW=lo,
+        OBS_HIGH=hi,
     )
     ns.make_params = lambda: p.copy()
     if inspect is not None:

@@ -47,10 +47,21 @@ def _check_obs(name, env, space, agent):
         )
     if obs.shape != space.shape:
         _fail(name, f"observe({agent}) shape {obs.shape} != observation_space().shape {space.shape}")
-    if not np.isfinite(obs).all():
-        _fail(name, f"observe({agent}) contains non-finite values")
-    if (obs < space.low).any() or (obs > space.high).any():
-        _fail(name, f"observe({agent}) leaves the observation box [low, high]")
+    flat = obs.ravel()
+    bad = np.flatnonzero(~np.isfinite(flat))
+    if bad.size:
+        i = int(bad[0])
+        _fail(name, f"encode() wrote the non-finite value {float(flat[i])!r} at observation index {i} for agent {agent}")
+    lo, hi = space.low.ravel(), space.high.ravel()
+    bad = np.flatnonzero((flat < lo) | (flat > hi))
+    if bad.size:
+        i = int(bad[0])
+        _fail(
+            name,
+            f"encode() wrote {float(flat[i])!r} at observation index {i} for agent {agent}, outside the observation "
+            f"box [{float(lo[i])!r}, {float(hi[i])!r}] (declare the box: OBS_LOW / OBS_HIGH of a from_module game, "
+            "obs_low= / obs_high= of rf.games.custom)",
+        )
     # The encoder must write every element: prefill with NaN and encode again.
     buf = np.full(int(np.prod(space.shape)), np.nan, np.float32)
     env._k.observe(env._def.params, env._state, agent, buf)

@@ -257,7 +257,7 @@ def _build(policy, envs, seed, plies, gamma):
         learner_kind = C.LEARNER_AZ if az else C.LEARNER_TS
         search = dict(_composition._search_spec(policy, learner, d, G), choose=1)
         if "too_big" in search:
-            raise ValueError(search["too_big"])
+            raise MemoryError(search["too_big"])
         learn = np.zeros(d.n_players, np.int64)  # choose records nothing
         max_rows = max(d.n_players, search["max_rows"])
     q = policy.output == "q"

@@ -14,13 +14,20 @@ MAX_HEADS = 4096
 MAX_SIMS = 1 << 20
 
 
+# The search knobs 0.4.0 caps at 2**20 when an Engine (or ``choose``) is composed, in its order of
+# checks (probed: tests/differential/test_caps_vs_original.py); the handles accept any value.
+CAPPED_KNOBS = ("num_simulations", "expansion_budget", "depth", "top_k", "max_depth")
+
+
 def _check_engine_caps(policy) -> None:
     """Upper caps of policy knobs; the original checks these before the policy/learner pairing."""
     p = policy._params
     if p.get("n_heads", 0) > MAX_HEADS:
         raise ValueError(f"n_heads must be <= {MAX_HEADS} (got {p['n_heads']})")
-    if p.get("num_simulations", 0) > MAX_SIMS:
-        raise ValueError(f"num_simulations must be <= {MAX_SIMS} (got {p['num_simulations']})")
+    for key in CAPPED_KNOBS:
+        v = p.get(key)
+        if v is not None and v > MAX_SIMS:
+            raise ValueError(f"{key} must be <= {MAX_SIMS} (got {v})")
     chance = policy._chance
     if chance is not None and chance.name == "committed" and chance._samples > MAX_SIMS:  # same 2^20 cap
         raise ValueError(f"chance samples must be <= {MAX_SIMS} (got {chance._samples})")
@@ -52,6 +59,7 @@ CACHE_BYTES_LIMIT = 8 << 30
 AUTO_SEARCH_BATCH = 4096  # preallocated search trees of all slots together
 U32_MAX = (1 << 32) - 1
 _EXPAND_MAX = 1 << 20  # ExpandAll: the largest outcome fan a tree enumerates
+SATURATED = 1 << 62  # sizes are computed saturating here: "at least 2**62" is all a refusal needs
 
 
 def _search_spec(policy, learner, d, n_games: int) -> dict:
@@ -154,12 +162,16 @@ def _search_spec(policy, learner, d, n_games: int) -> dict:
         depth, top_k = p["depth"], p["top_k"]
         levels = [A * fanout]  # decision nodes per level (outcome children of chance edges)
         for _ in range(depth - 1):
-            levels.append(levels[-1] * (min(A, top_k) if top_k else A) * fanout)
+            # saturated: past SATURATED nodes the tree is refused anyway (a deep search would
+            # otherwise build numbers of millions of digits, level by level)
+            levels.append(min(SATURATED, levels[-1] * (min(A, top_k) if top_k else A) * fanout))
+            if levels[-1] == SATURATED:
+                break
         chance_nodes = sum(n // fanout for n in levels) if fanout > 1 else 0
         spec.update(
             depth=depth,
             top_k=top_k or 0,
-            nodes=1 + sum(levels) + chance_nodes,
+            nodes=min(SATURATED, 1 + sum(levels) + chance_nodes),
             path=2,
             max_rows=levels[-1],
             interior_targets=int(bool(lp.get("interior_targets"))),
@@ -167,12 +179,15 @@ def _search_spec(policy, learner, d, n_games: int) -> dict:
         )
         what = f"depth={depth}" + (f", top_k={top_k}" if top_k else "")
     per_node = 8 * (d.state_size + C.TN_SIZE + 3 * A + A * (C.EF_RALL + N) + max(N, 1) + 3) + A
-    need = n_games * spec["nodes"] * per_node
+    need = min(SATURATED, n_games * spec["nodes"] * per_node)
+    spec["tree_bytes"], spec["tree_knob"] = need, what.split("=")[0]
     if need > TREE_BYTES_LIMIT:
-        # Checked when the trees are allocated (the first collect), like any out-of-memory
-        # condition: the composition itself is valid (the original accepts it).
+        # Refused (MemoryError) when the trees would be allocated (the first collect), like any
+        # out-of-memory condition: the composition itself is valid (the original accepts it).
+        nodes = "more than 2**62" if spec["nodes"] == SATURATED else f"up to {spec['nodes']}"
+        need_s = "more than 2**62" if need == SATURATED else str(need)
         spec["too_big"] = (
-            f"{policy.name} with {what} needs up to {spec['nodes']} tree nodes per game: {need} bytes of "
+            f"{policy.name} with {what} needs {nodes} tree nodes per game: {need_s} bytes of "
             f"preallocated trees for n_games={n_games} (limit {TREE_BYTES_LIMIT}); use fewer n_games or a "
             "smaller search"
         )

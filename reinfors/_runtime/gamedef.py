@@ -16,7 +16,7 @@ import numpy as np
 
 from reinfors.jit.games import _contract
 
-from . import codegen
+from . import codegen, contract_check
 
 
 class GameDef:
@@ -62,6 +62,9 @@ class GameDef:
         # The encoder's (head_index, game_action) njit pair when its head frame is not the
         # action frame (relative_chess), else None.
         self.head_map = head_map
+        # A user game (rf.games.custom / from_module): its declared sizes are verified by a
+        # guarded run before any kernel runs it (contract_check.py).
+        self.user = False
         self._kernels: dict[tuple[str, bool], types.ModuleType] = {}
         self._lock = threading.Lock()
 
@@ -91,6 +94,8 @@ class GameDef:
     def kernels_for(self, family: str, leaf_batch: bool = False) -> types.ModuleType:
         """The kernel module of ``family`` (one of ``codegen.FAMILIES``) for this game; with
         ``leaf_batch`` its leaf-batched tree rounds compiled in."""
+        if self.user:
+            contract_check.verify(self)  # GameContractError before any kernel writes a row
         key = (family, bool(leaf_batch))
         k = self._kernels.get(key)
         if k is None:

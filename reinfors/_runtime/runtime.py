@@ -46,6 +46,7 @@ from reinfors.jit import outputs as _outputs
 from reinfors.jit import records as _records
 from reinfors.jit import rings
 
+from . import budget
 from . import schema as _schema
 
 __all__ = ["Runtime", "KernelError", "kernel_family"]
@@ -94,8 +95,20 @@ class _Helpers:
         self.threads = [
             threading.Thread(target=self._loop, name=f"reinfors-worker-{i + 1}", daemon=True) for i in range(n)
         ]
-        for t in self.threads:
-            t.start()
+        started = []
+        try:
+            for t in self.threads:
+                t.start()
+                started.append(t)
+        except RuntimeError as e:  # "can't start new thread": out of address space / thread limit
+            with self.cv:
+                self.stop = True
+                self.cv.notify_all()
+            for t in started:
+                t.join(timeout=5.0)
+            raise MemoryError(
+                f"only {len(started)} of {n} worker helper threads could start ({e}); use a smaller n_threads"
+            ) from None
 
     def _loop(self) -> None:
         seen = 0
@@ -233,7 +246,7 @@ class Runtime:
         cfg[C.CFG_W], cfg[C.CFG_SIMUL], cfg[C.CFG_KEYS] = width, int(gdef.simultaneous), len(weights)
         cfg[C.CFG_CHANCE] = gdef.max_chance
         cfg[C.CFG_CACHE] = infer_cache
-        sb_cap = 0 if start_buffer is None else -(-int(start_buffer[0]) // G)
+        sb_cap = 0 if start_buffer is None else min(-(-int(start_buffer[0]) // G), 2**62)  # u64 capacity: fits cfg
         cfg[C.CFG_SB] = sb_cap
         fcfg = np.zeros(C.FCFG_SIZE, np.float64)
         fcfg[C.F_EPSILON], fcfg[C.F_GAMMA], fcfg[C.F_LAM], fcfg[C.F_BOOTSTRAP_P] = epsilon, gamma, lam, bootstrap_p
@@ -593,9 +606,9 @@ class Runtime:
         G = self.G
         need = int(self.ctl[C.C_REC]) + G * self.rec_per_level * (levels_ahead + 2)
         dqn = self.learner_kind == C.LEARNER_DQN
-        for name in ("r_meta", "r_f", "r_obs", "r_mask", "r_legal", "r_tgt") + (
-            ("r_next_obs", "r_next_legal") if dqn else ()
-        ):
+        names = ("r_meta", "r_f", "r_obs", "r_mask", "r_legal", "r_tgt") + (("r_next_obs", "r_next_legal") if dqn else ())
+        budget.check_growth(self._arrays, names, need, f"the record pool of n_games={G}")
+        for name in names:
             self._grow(name, need)
         self._grow("episodes", int(self.ctl[C.C_EPISODES]) + G * (levels_ahead + 2))
         self._grow("traj_idx", int(self["traj_cnt"].max()) + levels_ahead + 2, axis=2)
@@ -609,7 +622,8 @@ class Runtime:
 
     def _start_helpers(self) -> None:
         if self.n_threads > 1 and self._helpers is None:
-            self._helpers = _Helpers(self, self.n_threads - 1)
+            # more threads than slots cannot work at once (records do not depend on the count)
+            self._helpers = _Helpers(self, min(self.n_threads, self.G) - 1)
             _LIVE.add(self)
 
     def close(self, join: bool = True) -> None:

@@ -413,7 +413,7 @@ def test_decoupled_uct_on_snake_with_committed_chance(samples):
 
 def test_oversized_trees_are_refused_at_the_first_collect():
     eng = rf.Engine(rf.games.Connect4(), C4_REWARD, rf.policies.Minimax(depth=7), rf.learners.TreeStrap(), n_games=64)
-    with pytest.raises(ValueError, match="tree nodes per game"):
+    with pytest.raises(MemoryError, match=r"depth=7 needs up to \d+ tree nodes per game: \d+ bytes"):
         eng.collect(10, zero_q(7))
 
 

@@ -67,7 +67,9 @@ State row (``int64``; after the shared header; ``SNAKES = HEADER + 5``, ``GRID =
 Default encoder ``snake``, ``(5, G, G)`` float32, the whole board rotated so that the observer's
 direction points up: planes own head, own body, other heads, other bodies, food (dead snakes
 included).  Reward keys ``step, food, loss, draw, kill, win, survival`` (defaults
-``0, 0, -1, 0, 0, 1, 0``): ``step`` every agent every tick (dead ones too), ``survival`` never.
+``0, 0, -1, 0, 0, 1, 0``): ``step`` every agent every tick (dead ones too), ``survival`` to every
+snake alive at the end of the tick reaching the engine's truncation horizon (``max_ticks``; never
+in an Env, which does not truncate, nor inside search trees).
 """
 
 from __future__ import annotations
@@ -76,7 +78,18 @@ import numpy as np
 
 from reinfors._validate import as_bool, as_signed, as_unsigned
 from reinfors.jit._compile import kernel
-from reinfors.jit.games._contract import DONE, HEADER, RUNNING, TERMINAL, TRUNCATED, engine_horizon, u64_word, word_u64
+from reinfors.jit.games._contract import (
+    DONE,
+    HEADER,
+    HORIZON,
+    RUNNING,
+    TERMINAL,
+    TICKS,
+    TRUNCATED,
+    engine_horizon,
+    u64_word,
+    word_u64,
+)
 
 NAME = "snake"
 N_ACTIONS = 3
@@ -167,6 +180,11 @@ def _placement(G: int, L: int, n: int):
     return bodies, [h[2] for h in heads]
 
 
+# 0.4.0's bound on the initial food count: the opening's food placement is a chain of chance
+# edges, one per apple (probed: ``Snake(grid_size=101, food=10_001)`` is refused).
+MAX_FOOD = 10_000
+
+
 def make_params(
     grid_size=20, initial_length=3, food=3, play_to_last=True, win_food_lead=None, max_ticks=1000, num_snakes=2
 ) -> np.ndarray:
@@ -196,6 +214,8 @@ def make_params(
     cells = max(G, 0) ** 2
     if food > cells:
         raise ValueError(f"initial_food_count {food} exceeds the {cells}-cell grid")
+    if food > MAX_FOOD:
+        raise ValueError(f"initial_food_count {food} exceeds the {MAX_FOOD}-edge chance-chain limit")
     k = min(food, n)
     space = 1
     for i in range(k):
@@ -659,6 +679,14 @@ def step(params, state, actions, amounts):
         state[OVER] = 1
     elif eaten > 0:
         state[PENDING] = eaten
+    # 6. survival, on the tick that reaches the engine's truncation horizon (TICKS is the tick
+    # being completed): every snake alive at its end, also when this tick decides the game
+    # (0.4.0).  An Env (no horizon) and tree copies (HORIZON zeroed) never pay it.
+    h = state[HORIZON]
+    if h > 0 and state[TICKS] == h:
+        for i in range(n):
+            if state[SNAKES + SW * i + S_ALIVE] != 0:
+                amounts[i, K_SURVIVAL] = 1.0
 
 
 @kernel

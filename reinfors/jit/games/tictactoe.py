@@ -53,6 +53,18 @@ REWARD_DEFAULTS = (1.0, -1.0, 0.0)  # weight of each key when the user's Reward 
 # chance mode gives the same trees).  Default True: chance may follow any step (dice, food), and
 # the searches' chance modes (AlwaysResample / Committed(k) / ExpandAll) apply to it.
 
+# Observation box (optional, default [0, 1]): every value the encoder writes lies in
+# [OBS_LOW, OBS_HIGH]; it is the observation_space()'s low / high, and check_game verifies it.
+# (``rf.games.custom`` takes the same as ``obs_low=`` / ``obs_high=``.)
+OBS_LOW = 0.0
+OBS_HIGH = 1.0
+
+# State row size.  The first HEADER words (``rf.games.STATE_HEADER`` = 4: ticks, done, horizon,
+# spare; ``_contract.py``) belong to the shared semantics; the game's own words follow, from index
+# HEADER on.  ``state_size`` counts both, and every function may touch only
+# ``state[0:state_size]``: a user game whose functions write past the declared size is refused
+# before its first step (``rf.games.GameContractError`` naming the function, the declared size and
+# the size written), in ``rf.Env`` and ``Engine.collect`` alike.
 _CELLS = HEADER
 _TO_MOVE = HEADER + 9
 _WINNER = HEADER + 10
