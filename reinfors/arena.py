@@ -34,7 +34,7 @@ from typing import Any
 
 from .env import Env
 
-__all__ = ["Arena", "ArenaResult", "External", "GameResult", "View"]
+__all__ = ["Arena", "ArenaResult", "External", "GameResult", "GateResult", "Tournament", "TournamentResult", "View", "gate"]
 
 _U64 = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -514,3 +514,7 @@ class _Run:
         for pool in self.pools.values():
             for w in pool:
                 w.stop()
+
+
+# additions beyond 0.4.0 (issue 32): tournaments and SPRT gating over this Arena
+from .tournament import GateResult, Tournament, TournamentResult, gate  # noqa: E402
