@@ -278,6 +278,12 @@ class Arena:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=n_games, unit="game", desc="arena", mininterval=0.25)
+        if self._kernel_path():
+            try:
+                return self._play_slots(n_games, bar)
+            finally:
+                if bar is not None:
+                    bar.close()
         run = _Run(self, n_games, bar)
         try:
             return run.play()
@@ -285,6 +291,37 @@ class Arena:
             run.shutdown()
             if bar is not None:
                 bar.close()
+
+
+    def _kernel_path(self) -> bool:
+        """Whether both seats are plain searched contestants: then games run as kernel slots
+        (``reinfors/_runtime/match.py``); an External seat or a wrapped policy (any object with a
+        ``choose`` method) takes the general scheduler :class:`_Run`.  Both give the same games."""
+        from .policies import PolicyHandle
+
+        return all(isinstance(c, tuple) and type(c[0]) is PolicyHandle for c in self._contestants)
+
+    def _play_slots(self, n_games: int, bar: Any) -> ArenaResult:
+        from ._runtime.match import MatchDriver
+
+        done: list[GameResult] = []
+
+        def on_game(game_id, opening_id, seats, payoffs, length, actions):
+            done.append(GameResult(game_id, opening_id, seats, payoffs, length, actions))
+            if bar is not None:
+                bar.update(1)
+
+        from .starts import RandomStartingMoves
+
+        probe = Env(self._game, self._reward, seed=0)
+        trusted = type(self._start) is RandomStartingMoves
+        driver = MatchDriver(
+            self._game, self._reward, self._contestants, self._n_slots, self._start, self._seed, _mix64, probe, trusted
+        )
+        driver.play(n_games, on_game)
+        driver.release()  # only a completed match returns its runtimes for reuse
+        done.sort(key=lambda r: r.game_id)
+        return ArenaResult(games=done)
 
 
 class _Run:

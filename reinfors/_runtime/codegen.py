@@ -45,7 +45,7 @@ _JIT = Path(_compile.__file__).resolve().parent
 # its own policy files plus the shared parts and the driver; header constants prune the other
 # policies' branches before typing (an absent policy's names are never resolved).  ``+cache``
 # adds the inference-cache paths (``CACHE_ON``).
-_ENGINE = ("game_kernels.tmpl", "engine_records.tmpl", "engine_slots.tmpl", "engine_routing.tmpl")
+_ENGINE = ("game_kernels.tmpl", "match_kernels.tmpl", "engine_records.tmpl", "engine_slots.tmpl", "engine_routing.tmpl")
 _CACHE = _JIT / "engine_cache.tmpl"  # +cache families only
 _SEARCH = ("search_parts.tmpl", "search_chance.tmpl")
 _TEMPLATES = {
