@@ -13,6 +13,14 @@ all the open games where it is to move (ordered by game id), so the searches of 
 are pooled into the same callback batches.  External agents are dispatched before the searched
 batches run, so they think while the search runs.
 
+Two schedulers play the same games: with two plain ``(PolicyHandle, infer, gamma)`` seats the
+games run as slots of preallocated arrays, stepped by kernels, with Python per round
+(``reinfors/_runtime/match.py``); with an External seat, or a policy object that only has a
+``choose`` method, the general scheduler below (:class:`_Run`: ``choose`` + ``Env.step``) runs.
+
+Beyond 0.4.0: :class:`Tournament` and :func:`gate` (``reinfors/tournament.py``) play round robins,
+gauntlets and SPRT-gated matches through this Arena; :mod:`reinfors.ratings` fits Elo.
+
 Determinism: a run with searched contestants only is exactly reproducible per ``seed`` — the
 per-game chance seeds, the openings and the ``choose`` seeds are SplitMix64 hashes of the master
 seed (:func:`_mix64`), and the round structure does not depend on timing.  With an ``External``
