@@ -1,12 +1,21 @@
-"""Arena throughput: games per second of a searched Connect4 match, this package vs 0.4.0.
+"""Arena throughput: games per second of a Connect4 match, this package vs 0.4.0, paired.
 
-    python benchmarks/arena.py [--games 64] [--slots 16] [--reps 3] [--contestants search|greedy]
-                               [--orig .venv-orig/bin/python]
+    python benchmarks/arena.py [--contestants search|greedy|az] [--games 64] [--slots 16]
+                               [--seconds 10] [--pairs 3] [--orig .venv-orig/bin/python]
 
-Each build plays the same match (``search``: Minimax(depth=2) vs Mcts(num_simulations=32), zero
-callback; ``greedy``: EpsilonGreedyQ(epsilon=0) on both seats; 2-move random openings, seed 0) in a fresh process; one warm-up match (compile / cache load)
-is not timed.  Both builds must give identical games (asserted), so the ratio compares equal work.
-Keep runs short (a few seconds each).
+Matches (2-move random openings, seed 0):
+
+- ``search``: Minimax(depth=2) vs Mcts(num_simulations=32), zero callback;
+- ``greedy``: EpsilonGreedyQ(epsilon=0) on both seats (an elementwise Q callback vs zero);
+- ``az``: AlphaZero(num_simulations=64, temperature=0, no root noise) on both seats, each with
+  its own numpy MLP callback (84 -> 64 tanh -> 7 logits + 1 tanh value, fixed seeded weights).
+
+Builds alternate (ours, orig, ours, orig, ... ``--pairs`` times), each repetition a fresh process
+that plays one untimed warm-up match (compile / cache load) and then whole matches until
+``--seconds`` have passed.  A build's rate is its games over its wall summed over every
+repetition; medians and spreads are over repetitions.  Games per CPU-second of the worker
+process are printed too (a check on a machine shared with other work, not the headline).  ``same games`` compares the games' action
+digests (the MLP match is only bit-identical where both builds' numpy give the same matmul bits).
 """
 
 from __future__ import annotations
@@ -26,60 +35,95 @@ import hashlib, json, sys, time
 import numpy as np
 import reinfors as rf
 from reinfors.starts import RandomStartingMoves
-games, slots, reps, kind = json.loads(sys.argv[1])
+games, slots, seconds, kind = json.loads(sys.argv[1])
 def zero(obs):
     return np.zeros((obs.shape[0], 1, 7), np.float32)
 game, reward = rf.games.Connect4(), rf.Reward(win=1.0, loss=-1.0, draw=0.0)
 def planes(obs):  # elementwise, so both builds see bit-identical Q values
     q = (obs[:, 0:7] - obs[:, 42:49]) * np.float32(0.25) + obs[:, 35:42] * np.float32(0.125)
     return q[:, None, :].astype(np.float32)
+def mlp(seed):
+    r = np.random.default_rng(seed)
+    w1 = (r.standard_normal((84, 64)) * 0.2).astype(np.float32)
+    w2 = (r.standard_normal((64, 8)) * 0.2).astype(np.float32)
+    def infer(obs):
+        h = np.tanh(obs.reshape(obs.shape[0], -1) @ w1)
+        out = h @ w2
+        return out[:, :7].astype(np.float32), np.tanh(out[:, 7]).astype(np.float32)
+    return infer
 if kind == "search":
     a = (rf.policies.Minimax(depth=2), zero, 1.0)
     b = (rf.policies.Mcts(num_simulations=32), zero, 1.0)
-else:  # zero-search: greedy Q on both seats
+elif kind == "greedy":  # zero-search: greedy Q on both seats
     a = (rf.policies.EpsilonGreedyQ(epsilon=0.0), planes, 1.0)
     b = (rf.policies.EpsilonGreedyQ(epsilon=0.0), zero, 1.0)
+else:
+    az = rf.policies.AlphaZero(num_simulations=64, temperature=0.0, noise=None)
+    a, b = (az, mlp(1), 1.0), (az, mlp(2), 1.0)
 def match(n):
     return rf.Arena(game, reward, [a, b], n_slots=slots, start=RandomStartingMoves(2), seed=0).play(n)
 match(2)  # warm-up: compile or cache load
-rates = []
-for _ in range(reps):
-    t = time.perf_counter()
+rates, n_games, wall, cpu = [], 0, 0.0, 0.0
+while wall < seconds:
+    t, c = time.perf_counter(), time.process_time()
     res = match(games)
-    rates.append(games / (time.perf_counter() - t))
+    dt = time.perf_counter() - t
+    cpu += time.process_time() - c
+    rates.append(games / dt)
+    n_games += games
+    wall += dt
 digest = hashlib.sha256(json.dumps([g.actions for g in res.games]).encode()).hexdigest()[:16]
 plies = sum(g.length for g in res.games)
-print(json.dumps({"games_per_s": rates, "plies": plies, "digest": digest}))
+print(json.dumps({"games": n_games, "wall": wall, "cpu": cpu, "rates": rates, "plies": plies, "digest": digest}))
 """
 
 
 def _run(python: str, args: argparse.Namespace, ours: bool) -> dict:
     env = {**os.environ, "PYTHONPATH": str(ROOT)} if ours else dict(os.environ)
-    cmd = [python, *([] if ours else ["-I"]), "-c", WORKER, json.dumps([args.games, args.slots, args.reps, args.contestants])]
-    out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT if ours else "/", env=env, timeout=900)
+    cmd = [python, *([] if ours else ["-I"]), "-c", WORKER, json.dumps([args.games, args.slots, args.seconds, args.contestants])]
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT if ours else "/", env=env, timeout=1800)
     if out.returncode != 0:
         raise SystemExit(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _summary(runs: list[dict]) -> tuple[float, float, float, float]:
+    """(games / wall over every repetition, median, min, max of the repetitions' rates)."""
+    rate = sum(r["games"] for r in runs) / sum(r["wall"] for r in runs)
+    reps = [r["games"] / r["wall"] for r in runs]
+    return rate, statistics.median(reps), min(reps), max(reps)
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--games", type=int, default=64)
     p.add_argument("--slots", type=int, default=16)
-    p.add_argument("--reps", type=int, default=3)
-    p.add_argument("--contestants", choices=["search", "greedy"], default="search")
+    p.add_argument("--seconds", type=float, default=10.0, help="timed seconds per repetition (>= 10 for the record)")
+    p.add_argument("--pairs", type=int, default=3, help="alternations ours/orig")
+    p.add_argument("--contestants", choices=["search", "greedy", "az"], default="search")
     p.add_argument("--orig", default=os.environ.get("REINFORS_ORIG_PYTHON", str(ROOT / ".venv-orig/bin/python")))
     args = p.parse_args()
-    ours = _run(sys.executable, args, True)
-    theirs = _run(args.orig, args, False) if Path(args.orig).exists() else None
-    med = statistics.median(ours["games_per_s"])
-    what = "minimax(2) vs mcts(32)" if args.contestants == "search" else "greedy Q vs greedy Q (zero-search)"
-    print(f"arena c4 {what}, {args.games} games, {args.slots} slots, {ours['plies']} plies")
-    print(f"  ours  {med:9.1f} games/s  (reps {', '.join(f'{r:.1f}' for r in ours['games_per_s'])})")
-    if theirs is not None:
-        med_o = statistics.median(theirs["games_per_s"])
-        print(f"  orig  {med_o:9.1f} games/s  (reps {', '.join(f'{r:.1f}' for r in theirs['games_per_s'])})")
-        print(f"  ratio ours/orig {med / med_o:.2f}   same games: {ours['digest'] == theirs['digest']}")
+    have_orig = Path(args.orig).exists()
+    ours, theirs = [], []
+    for _ in range(args.pairs):
+        ours.append(_run(sys.executable, args, True))
+        if have_orig:
+            theirs.append(_run(args.orig, args, False))
+    what = {
+        "search": "minimax(2) vs mcts(32), zero callback",
+        "greedy": "greedy Q vs greedy Q (zero-search)",
+        "az": "alphazero(64) vs alphazero(64), numpy MLP callbacks",
+    }[args.contestants]
+    print(f"arena c4 {what}, {args.games} games/match, {args.slots} slots, {ours[-1]['plies']} plies/match")
+    rate, med, lo, hi = _summary(ours)
+    print(f"  ours  {rate:9.1f} games/s  (reps median {med:.1f}, {lo:.1f}-{hi:.1f}; {len(ours)} x >= {args.seconds:g} s)")
+    if theirs:
+        rate_o, med_o, lo_o, hi_o = _summary(theirs)
+        print(f"  orig  {rate_o:9.1f} games/s  (reps median {med_o:.1f}, {lo_o:.1f}-{hi_o:.1f})")
+        same = ours[-1]["digest"] == theirs[-1]["digest"]
+        print(f"  ratio ours/orig {rate / rate_o:.2f}   same games: {same}")
+        cpu, cpu_o = (sum(r["games"] for r in x) / sum(r["cpu"] for r in x) for x in (ours, theirs))
+        print(f"  per CPU-second (a loaded machine): ours {cpu:.1f}, orig {cpu_o:.1f}, ratio {cpu / cpu_o:.2f}")
 
 
 if __name__ == "__main__":

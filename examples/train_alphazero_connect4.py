@@ -14,6 +14,14 @@ blocks threats two plies ahead from terminal rewards alone) through ``rf.Arena``
 from the same random opening with the seats swapped.  Our side searches greedily (AlphaZero with
 ``--eval-sims`` simulations, no noise, temperature 0).
 
+Each evaluation also snapshots the learner as a checkpoint and GATES it (``rf.arena.gate``: an
+SPRT of ``elo0=0`` against ``--gate-elo1``, alpha = beta = 0.05, at most ``--gate-games`` games,
+stopped as soon as it decides) against the last accepted checkpoint; accepted checkpoints become
+the incumbent.  Every checkpoint's games (vs Minimax and in its gate) go into one
+``rf.ratings.Results``, refitted after each evaluation: the Elo curve of the checkpoints, anchored
+to Minimax(depth=2), with 95 % intervals (``log.jsonl`` rows ``"elo"``, and ``elo_curve`` /
+``accepted`` in the final JSON).
+
 The network is a ReLU MLP (84 -> hidden -> hidden -> 7 logits + 1 value) trained with Adam on
 the ``AlphaZeroBatch`` targets: cross-entropy to the root visit distribution (weighted by
 ``policy_weights``) plus the squared error of ``tanh(value)`` to the game outcome.  It is a
@@ -23,7 +31,8 @@ NumPy path reaches the target on a 2-core machine.
 Writes ``<logdir>/log.jsonl`` (one line per update and per evaluation: losses, win rate,
 telemetry) and TensorBoard scalars when ``torch.utils.tensorboard`` imports.  The last stdout
 line is one JSON object: ``win_rate_vs_minimax2``, ``games``, ``minutes``, ``records``, the
-evaluation curve, and more.
+evaluation curve, the Elo curve (``[minutes, checkpoint, elo, ci]``), the accepted checkpoints,
+and more.
 """
 
 from __future__ import annotations
@@ -67,6 +76,8 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--eval-every", type=float, default=1.0, help="minutes between evaluations")
     ap.add_argument("--eval-games", type=int, default=200, help="games per evaluation (even)")
     ap.add_argument("--opening", type=int, default=2, help="random opening moves per evaluation pair")
+    ap.add_argument("--gate-games", type=int, default=128, help="most games of a checkpoint's SPRT gate (even)")
+    ap.add_argument("--gate-elo1", type=float, default=50.0, help="the gate's H1: stronger by this many Elo")
     ap.add_argument("--backend", choices=("auto", "numpy", "torch"), default="auto")
     ap.add_argument("--logdir", default="runs/train_alphazero_connect4")
     ap.add_argument("--seed", type=int, default=0)
@@ -145,19 +156,23 @@ def zero_q(obs: np.ndarray) -> np.ndarray:
     return np.zeros((obs.shape[0], 1, COLS), np.float32)
 
 
-def evaluate(game, reward, net, args) -> dict:
-    """``--eval-games`` Arena games of the greedy searched network against Minimax(depth=2)."""
-    ours = (
-        rf.policies.AlphaZero(num_simulations=args.eval_sims, noise=None, temperature=0.0),
-        heads(net),
-        1.0,
-    )
+def searched(net, args):
+    """The greedy searched contestant of ``net`` (AlphaZero, no noise, temperature 0)."""
+    return (rf.policies.AlphaZero(num_simulations=args.eval_sims, noise=None, temperature=0.0), heads(net), 1.0)
+
+
+def evaluate(game, reward, net, args, results=None, name=None) -> dict:
+    """``--eval-games`` Arena games of the greedy searched network against Minimax(depth=2)
+    (added to ``results`` as ``name`` vs ``"minimax2"`` when given)."""
+    ours = searched(net, args)
     minimax = (rf.policies.Minimax(depth=2), zero_q, 1.0)
     arena = rf.Arena(
         game, reward, [ours, minimax], n_slots=min(100, args.eval_games), start=RandomStartingMoves(args.opening), seed=args.seed
     )
     t = time.perf_counter()
     res = arena.play(args.eval_games)
+    if results is not None:
+        results.add_arena(name, "minimax2", res)
     wins = sum(g.payoffs[0] > 0 for g in res.games)
     draws = sum(g.payoffs[0] == 0 for g in res.games)
     mean, stderr = res.payoff(0)
@@ -213,6 +228,8 @@ def main(argv=None) -> int:
     args.eval_sims = args.eval_sims or args.sims
     if args.eval_games < 2 or args.eval_games % 2:
         raise SystemExit("--eval-games must be even and >= 2")
+    if args.gate_games < 2 or args.gate_games % 2:
+        raise SystemExit("--gate-games must be even and >= 2")
     t_start = time.perf_counter()
     rs = np.random.default_rng(args.seed)
     game = rf.games.Connect4()
@@ -245,13 +262,46 @@ def main(argv=None) -> int:
 
         bar = tqdm(total=round(budget), unit="s", desc="alphazero", mininterval=1.0, file=sys.stderr)
 
+    results = rf.ratings.Results(["minimax2"])  # every checkpoint's games, for the Elo curve
+    checkpoints: list[list] = []  # [name, minutes]
+    accepted: list[str] = []
+    best: list = [None, None]  # [name, frozen network] of the incumbent
+
     def run_eval(step: int, minutes: float) -> dict:
-        ev = evaluate(game, reward, learner, args)
+        name = f"ckpt{len(checkpoints)}"
+        ev = evaluate(game, reward, learner, args, results, name)
         ev["minutes"] = minutes
         curve.append([round(minutes, 3), ev["win_rate"]])
         log.write("eval", step, ev)
+        checkpoints.append([name, round(minutes, 3)])
+        snapshot = learner.copy()
+        if best[0] is None:
+            best[:] = [name, snapshot]
+            accepted.append(name)
+        else:
+            g = rf.arena.gate(
+                game, reward, searched(snapshot, args), searched(best[1], args),
+                elo0=0.0, elo1=args.gate_elo1, alpha=0.05, beta=0.05,
+                chunk_games=min(32, args.gate_games), max_games=args.gate_games,
+                n_slots=min(32, args.gate_games), start=RandomStartingMoves(args.opening), seed=args.seed + step,
+            )  # fmt: skip
+            r = g.record
+            results.add(name, best[0], r.wins, r.draws, r.losses)
+            log.write("gate", step, {"candidate": name, "incumbent": best[0], "accepted": g.accepted,
+                                     "decision": g.decision, "games": g.games, "wins": r.wins, "draws": r.draws,
+                                     "losses": r.losses, "elo": g.elo, "elo_ci": g.ci, "llr": g.sprt.llr})  # fmt: skip
+            if g.accepted:
+                best[:] = [name, snapshot]
+                accepted.append(name)
+        ratings = results.fit(anchor="minimax2")
+        elo = [[m, n, *map(lambda v: round(v, 1), ratings[n])] for n, m in checkpoints]
+        log.write("elo", step, {"curve": elo, "accepted": list(accepted)})
+        ev["elo"], ev["elo_ci"] = elo[-1][2], elo[-1][3]
         if bar is not None:
-            bar.write(f"[{minutes:5.2f} min] vs minimax(2): win {ev['win_rate']:.3f} (W/D/L {ev['wins']}/{ev['draws']}/{ev['losses']})")
+            bar.write(
+                f"[{minutes:5.2f} min] vs minimax(2): win {ev['win_rate']:.3f} (W/D/L {ev['wins']}/{ev['draws']}/{ev['losses']}), "
+                f"{name} Elo {ev['elo']:+.0f} ± {ev['elo_ci']:.0f}, incumbent {best[0]}"
+            )
         return ev
 
     t0 = time.perf_counter()
@@ -318,6 +368,8 @@ def main(argv=None) -> int:
         "backend": learner.backend,
         "params": learner.n_params(),
         "curve": curve,
+        "elo_curve": [[m, n, *map(lambda v: round(v, 1), results.fit(anchor="minimax2")[n])] for n, m in checkpoints],
+        "accepted": accepted,
         "log": str(log.path),
     }
     print(json.dumps(result))

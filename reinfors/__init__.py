@@ -67,6 +67,7 @@ def registered_learners() -> list[str]:
 
 from . import _reinfors, testing  # noqa: E402, F401  (alias module and conformance helpers)
 from . import arena, gym, starts  # noqa: E402  (Arena, openings, Gymnasium/PettingZoo adapters)
+from . import ratings  # noqa: E402, F401  (Elo fits and SPRT; an addition beyond 0.4.0)
 from .arena import Arena  # noqa: E402
 
 __all__ = [

@@ -13,6 +13,14 @@ all the open games where it is to move (ordered by game id), so the searches of 
 are pooled into the same callback batches.  External agents are dispatched before the searched
 batches run, so they think while the search runs.
 
+Two schedulers play the same games: with two plain ``(PolicyHandle, infer, gamma)`` seats the
+games run as slots of preallocated arrays, stepped by kernels, with Python per round
+(``reinfors/_runtime/match.py``); with an External seat, or a policy object that only has a
+``choose`` method, the general scheduler below (:class:`_Run`: ``choose`` + ``Env.step``) runs.
+
+Beyond 0.4.0: :class:`Tournament` and :func:`gate` (``reinfors/tournament.py``) play round robins,
+gauntlets and SPRT-gated matches through this Arena; :mod:`reinfors.ratings` fits Elo.
+
 Determinism: a run with searched contestants only is exactly reproducible per ``seed`` — the
 per-game chance seeds, the openings and the ``choose`` seeds are SplitMix64 hashes of the master
 seed (:func:`_mix64`), and the round structure does not depend on timing.  With an ``External``
@@ -34,7 +42,7 @@ from typing import Any
 
 from .env import Env
 
-__all__ = ["Arena", "ArenaResult", "External", "GameResult", "View"]
+__all__ = ["Arena", "ArenaResult", "External", "GameResult", "GateResult", "Tournament", "TournamentResult", "View", "gate"]
 
 _U64 = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -278,6 +286,12 @@ class Arena:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=n_games, unit="game", desc="arena", mininterval=0.25)
+        if self._kernel_path():
+            try:
+                return self._play_slots(n_games, bar)
+            finally:
+                if bar is not None:
+                    bar.close()
         run = _Run(self, n_games, bar)
         try:
             return run.play()
@@ -285,6 +299,37 @@ class Arena:
             run.shutdown()
             if bar is not None:
                 bar.close()
+
+
+    def _kernel_path(self) -> bool:
+        """Whether both seats are plain searched contestants: then games run as kernel slots
+        (``reinfors/_runtime/match.py``); an External seat or a wrapped policy (any object with a
+        ``choose`` method) takes the general scheduler :class:`_Run`.  Both give the same games."""
+        from .policies import PolicyHandle
+
+        return all(isinstance(c, tuple) and type(c[0]) is PolicyHandle for c in self._contestants)
+
+    def _play_slots(self, n_games: int, bar: Any) -> ArenaResult:
+        from ._runtime.match import MatchDriver
+
+        done: list[GameResult] = []
+
+        def on_game(game_id, opening_id, seats, payoffs, length, actions):
+            done.append(GameResult(game_id, opening_id, seats, payoffs, length, actions))
+            if bar is not None:
+                bar.update(1)
+
+        from .starts import RandomStartingMoves
+
+        probe = Env(self._game, self._reward, seed=0)
+        trusted = type(self._start) is RandomStartingMoves
+        driver = MatchDriver(
+            self._game, self._reward, self._contestants, self._n_slots, self._start, self._seed, _mix64, probe, trusted
+        )
+        driver.play(n_games, on_game)
+        driver.release()  # only a completed match returns its runtimes for reuse
+        done.sort(key=lambda r: r.game_id)
+        return ArenaResult(games=done)
 
 
 class _Run:
@@ -514,3 +559,7 @@ class _Run:
         for pool in self.pools.values():
             for w in pool:
                 w.stop()
+
+
+# additions beyond 0.4.0 (issue 32): tournaments and SPRT gating over this Arena
+from .tournament import GateResult, Tournament, TournamentResult, gate  # noqa: E402

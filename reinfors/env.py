@@ -28,6 +28,21 @@ _ENV_MAGIC = b"RFES"
 _ENV_LAYOUT = 1
 
 
+_FINGERPRINTS: dict[str, str] = {}  # repr(resolved config) -> fingerprint (an Arena builds many Envs)
+
+
+def _fingerprint(cfg: dict) -> str:
+    """``_canon.fingerprint(cfg)``, memoised on the config's exact ``repr`` (bounded)."""
+    key = repr(cfg)
+    fp = _FINGERPRINTS.get(key)
+    if fp is None:
+        fp = _canon.fingerprint(cfg)
+        if len(_FINGERPRINTS) >= 256:
+            _FINGERPRINTS.clear()
+        _FINGERPRINTS[key] = fp
+    return fp
+
+
 def _agent(env_players: int, agent) -> int:
     a = as_unsigned("agent", agent)
     if a >= env_players:
@@ -242,7 +257,7 @@ class Env:
         self._agents = np.zeros(d.n_players, np.int64)  # [N] scratch
         self._actions = np.zeros(d.n_players, np.int64)  # [N] joint action
         self._rewards: list | None = None
-        self._fingerprint = _canon.fingerprint(self.resolved_config())
+        self._fingerprint = _fingerprint(self.resolved_config())
         self.reset()
 
     # -- episode control ----------------------------------------------------------------------

@@ -367,7 +367,9 @@ def test_public_surface():
     assert rf.Arena is rf.arena.Arena and rf.starts.RandomStartingMoves is RandomStartingMoves
     for name in ("Arena", "arena", "gym", "starts"):
         assert name in rf.__all__ and hasattr(rf, name)
-    assert sorted(rf.arena.__all__) == ["Arena", "ArenaResult", "External", "GameResult", "View"]
+    original = ["Arena", "ArenaResult", "External", "GameResult", "View"]
+    additions = ["GateResult", "Tournament", "TournamentResult", "gate"]  # issue 32, beyond 0.4.0
+    assert sorted(rf.arena.__all__) == sorted(original + additions)
     assert sorted(rf.gym.__all__) == ["aec_env", "gymnasium_env", "make", "parallel_env"]
     assert rf.Arena.__module__ == "reinfors.arena" and GameResult.__module__ == "reinfors.arena"
 

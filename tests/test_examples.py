@@ -200,15 +200,18 @@ def test_train_alphazero_connect4_smoke(tmp_path):
     out = _run_example(
         "train_alphazero_connect4.py",
         *("--minutes", "0.05", "--sims", "8", "--n-games", "8", "--collect-size", "64", "--eval-games", "4"),
-        *("--eval-every", "0.02", "--hidden", "32", "--no-progress", "--logdir", str(tmp_path)),
+        *("--eval-every", "0.02", "--hidden", "32", "--gate-games", "8", "--no-progress", "--logdir", str(tmp_path)),
         timeout=900,
     )
     res = _last_json(out)
     assert {"win_rate_vs_minimax2", "games", "minutes", "records", "curve"} <= res.keys()
     assert res["games"] == 4 and 0.0 <= res["win_rate_vs_minimax2"] <= 1.0 and res["records"] >= 64
     assert res["curve"][0][0] == 0.0 and res["curve"][-1][1] == res["win_rate_vs_minimax2"]
+    # the Elo curve: one point per evaluation (checkpoint), anchored to Minimax; ckpt0 is accepted unplayed
+    assert [p[1] for p in res["elo_curve"]] == [f"ckpt{i}" for i in range(len(res["curve"]))]
+    assert res["accepted"][0] == "ckpt0" and all(p[3] >= 0 for p in res["elo_curve"])
     kinds = [line.split('"kind": "')[1].split('"')[0] for line in (tmp_path / "log.jsonl").read_text().splitlines()]
-    assert kinds[0] == "eval" and kinds[-1] == "eval" and "train" in kinds
+    assert kinds[0] == "eval" and kinds[-1] == "elo" and "train" in kinds and "gate" in kinds
 
 
 def test_train_dqn_gridworld_smoke():

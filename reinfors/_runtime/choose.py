@@ -42,7 +42,7 @@ from . import composition as _composition
 from .routes import PVValidator, QValidator
 from .runtime import KernelError, Runtime
 
-__all__ = ["choose", "CHOOSE_STREAM", "streams"]
+__all__ = ["choose", "choose_rows", "Chooser", "CHOOSE_STREAM", "streams"]
 
 CHOOSE_STREAM = 0x43484F4F5345  # b"CHOOSE": the third coordinate of every choose slot stream
 U32_MAX = (1 << 32) - 1
@@ -172,21 +172,87 @@ def _validate(policy, envs, infer, seed, plies, gamma):
 def choose(policy, envs, infer, seed, plies, gamma) -> list[int]:
     """``PolicyHandle.choose``: validate, then one decision per env (see the module docstring)."""
     envs, seed, plies, gamma = _validate(policy, envs, infer, seed, plies, gamma)
-    rt, validate, key = _build(policy, envs, seed, plies, gamma)
+    first = envs[0]
+    states = np.stack([e._state for e in envs])  # [G, state_size] int64
+    key = _key(policy, first._def, first._fingerprint, gamma, len(envs))
+    rt = _take(key)
+    out, rt = choose_rows(policy, first._def, first._weights, states, infer, seed, plies, gamma, rt)
+    _give_back(key, rt)  # only a call that completed returns its runtime for reuse
+    return [int(a) for a in out]
+
+
+def choose_rows(policy, d, weights, states, infer, seed, plies, gamma, rt=None):
+    """``(decisions [G] int64, runtime)`` for state rows ``states: [G, state_size] int64`` —
+    ``choose`` without its per-call validation, for a caller that validated the composition once
+    (the Arena's match driver).  ``rt`` is a reset runtime of the call's :func:`_key` or None
+    (build one); the runtime used is returned quiescent, for the caller to :func:`_reset` and
+    reuse (a failed call's runtime is never reused: it is not returned).
+    """
+    rt, validate = _build(policy, d, weights, states, seed, plies, gamma, rt)
     _drive(rt, infer, validate)
     if policy.name in _MODEL_FREE:
         # One record per slot (the mover's decision; every player learns): its action.
         n = int(rt.ctl[C.C_REC])
         meta = rt["r_meta"][:n]
-        out = np.full(len(envs), -1, np.int64)
+        out = np.full(len(states), -1, np.int64)
         out[meta[:, C.RM_SLOT]] = meta[:, C.RM_ACTION]
         if (out < 0).any():
             raise KernelError("choose: a slot finished without a decision record")
     else:
-        out = rt["sinfo"][:, C.SI_CHOICE]
-    actions = [int(a) for a in out]
-    _give_back(key, rt)  # only a call that completed returns its runtime for reuse
-    return actions
+        out = rt["sinfo"][:, C.SI_CHOICE].copy()
+    return out, rt
+
+
+
+class Chooser:
+    """Repeated pooled decisions of one contestant — ``choose`` with its setup done once.
+
+    Holds one runtime of ``capacity`` slots for ``policy`` on composition ``d`` (reward
+    ``weights``, discount ``gamma``), validated by the caller.  Each call decides for ``m <=
+    capacity`` state rows: rows take slots ``0..m-1`` (so slot ``k``'s stream is choose's
+    ``derive(seed, k, CHOOSE_STREAM)`` and the decisions equal ``choose``'s on the same ordered
+    batch), the other slots stay parked.  Not thread-safe: one caller at a time.
+    """
+
+    def __init__(self, policy, d, weights, gamma: float, capacity: int) -> None:
+        self.policy, self.d, self.weights, self.gamma, self.capacity = policy, d, weights, float(gamma), capacity
+        self.kind = _MODEL_FREE.get(policy.name) or _composition._POLICY_KINDS[policy.name]
+        self.n_heads = policy.n_heads if policy.output == "q" else 1
+        self.rt: Runtime | None = None
+        self.validate = None
+
+    def __call__(self, states: np.ndarray, infer, seed: int, plies) -> np.ndarray:
+        """The decisions ``[m] int64`` for ``states: [m, state_size] int64`` (``m <= capacity``)."""
+        m = len(states)
+        rt, self.rt = self.rt, None  # a call that fails leaves no runtime to reuse
+        if rt is None:
+            blank = np.zeros((self.capacity, self.d.state_size), np.int64)
+            rt, self.validate = _build(
+                self.policy, self.d, self.weights, blank, seed, np.zeros(self.capacity, np.int64), self.gamma, None
+            )
+        else:
+            _reset(rt)
+        _fill(rt, self.kind, self.n_heads, states, seed, plies)
+        _drive_fused(rt, infer, self.validate)
+        if self.policy.name in _MODEL_FREE:
+            n = int(rt.ctl[C.C_REC])
+            meta = rt["r_meta"][:n]
+            out = np.full(m, -1, np.int64)
+            out[meta[:, C.RM_SLOT]] = meta[:, C.RM_ACTION]
+            if (out < 0).any():
+                raise KernelError("choose: a slot finished without a decision record")
+        else:
+            out = rt["sinfo"][:m, C.SI_CHOICE].copy()
+        self.rt = rt
+        return out
+
+
+def _key(policy, d, fingerprint, gamma, G) -> tuple:
+    """The runtime cache key of a call: composition, policy config, gamma and batch size.
+
+    The GameDef object itself is part of the key (held by the cached entry, so its id stays
+    unique): user games with equal configs may still have different rules."""
+    return (d, fingerprint, json.dumps(policy._config(), sort_keys=True), float(gamma), G)
 
 
 # -- runtime reuse ---------------------------------------------------------------------------------
@@ -208,11 +274,14 @@ _KEEP = frozenset(("params", "cfg", "fcfg", "weights", "learn", "msg_seq", "msg_
 
 
 def _take(key) -> Runtime | None:
+    """The cached runtime of ``key``, reset (or None); it leaves the cache until given back."""
     with _RUNTIMES_LOCK:
         hit = _RUNTIMES.pop(key, None)
-    if hit is None:
-        return None
-    rt = hit[1]
+    return None if hit is None else _reset(hit[1])
+
+
+def _reset(rt: Runtime) -> Runtime:
+    """Zero-fill a quiescent runtime's state in place: exactly a new runtime's contents."""
     for name, a in rt._arrays.items():
         if name not in _KEEP:
             a.fill(0)
@@ -235,14 +304,13 @@ def _give_back(key, rt: Runtime) -> None:
             _RUNTIMES.popitem(last=False)
 
 
-def _build(policy, envs, seed, plies, gamma):
-    """A dedicated runtime for this call: slot ``k`` = ``envs[k]``'s state, its own stream, its
-    acting ply; one arena that holds every row of a round."""
+def _build(policy, d, weights, states, seed, plies, gamma, rt):
+    """A dedicated runtime for this call (``rt``, reset, or a new one): slot ``k`` = row ``k`` of
+    ``states``, its own stream, its acting ply ``plies[k]``; one arena that holds every row of a
+    round."""
     from reinfors import learners
 
-    first = envs[0]
-    d = first._def
-    G, A = len(envs), d.n_actions
+    G, A = len(states), d.n_actions
     search = None
     if policy.name in _MODEL_FREE:
         kind = _MODEL_FREE[policy.name]
@@ -262,28 +330,34 @@ def _build(policy, envs, seed, plies, gamma):
         max_rows = max(d.n_players, search["max_rows"])
     q = policy.output == "q"
     n_heads = policy.n_heads if q else 1
-    # The GameDef object itself is part of the key (held by the cached entry, so its id stays
-    # unique): user games with equal configs may still have different rules.
-    key = (d, first._fingerprint, json.dumps(policy._config(), sort_keys=True), float(gamma), G)
-    rt = _take(key)
     if rt is None:
-        rt = _new_runtime(d, kind, learner_kind, G, seed, max_rows, learn, first, n_heads, policy, gamma, q, search)
-    states, srng, sinfo = rt["states"], rt["srng"], rt["sinfo"]
-    states[:] = np.stack([e._state for e in envs])
+        rt = _new_runtime(d, kind, learner_kind, G, seed, max_rows, learn, weights, n_heads, policy, gamma, q, search)
+    _fill(rt, kind, n_heads, states, seed, plies)
+    validate = QValidator(n_heads, A) if q else PVValidator(A, "AlphaZero" if policy.name == "alphazero" else "Ppo")
+    return rt, validate
+
+
+def _fill(rt: Runtime, kind: int, n_heads: int, states, seed, plies) -> None:
+    """Load a reset runtime of ``G >= m`` slots for one call over ``m = len(states)`` rows: slot
+    ``k < m`` = row ``k`` with stream ``streams(seed, G)[k]`` (a function of ``k`` only) and ply
+    ``plies[k]``; slots ``k >= m`` are parked, so no kernel ever touches them."""
+    m = len(states)
+    srng, sinfo = rt["srng"], rt["sinfo"]
+    G = len(sinfo)
+    rt["states"][:m] = states
     srng[:, 0] = streams(seed, G)
     sinfo[:] = 0
     # Minimax and the model-free policies never read the ply; keep it an int64.
-    sinfo[:, C.SI_EPLEN] = np.array([min(p, 1 << 62) for p in plies], np.int64)
-    sinfo[:, C.SI_STATUS] = C.ST_EMIT
+    sinfo[:m, C.SI_EPLEN] = np.minimum(np.asarray(plies, dtype=np.uint64), np.uint64(1 << 62)).astype(np.int64)
+    sinfo[:m, C.SI_STATUS] = C.ST_EMIT
+    sinfo[m:, C.SI_STATUS] = C.ST_PARK
     if kind == C.POLICY_EGQ or kind == C.POLICY_SELEXP:
         # The engine draws the episode's head at reset; a choose call is its own "episode".
         sinfo[:, C.SI_HEAD] = (_next_u64(srng[:, 0]) % np.uint64(n_heads)).astype(np.int64)
     rt.ctl[C.C_TARGET] = 1  # every slot is at level 0: one decision each
-    validate = QValidator(n_heads, A) if q else PVValidator(A, "AlphaZero" if policy.name == "alphazero" else "Ppo")
-    return rt, validate, key
 
 
-def _new_runtime(d, kind, learner_kind, G, seed, max_rows, learn, first, n_heads, policy, gamma, q, search):
+def _new_runtime(d, kind, learner_kind, G, seed, max_rows, learn, weights, n_heads, policy, gamma, q, search):
     """A runtime for ``G`` choose slots: single-threaded, one arena holding a whole round."""
     A = d.n_actions
     rt = Runtime(
@@ -297,7 +371,7 @@ def _new_runtime(d, kind, learner_kind, G, seed, max_rows, learn, first, n_heads
         learn=learn,
         n_routes=1,
         pad=False,
-        weights=first._weights,
+        weights=weights,
         n_heads=n_heads,
         n_step=1,
         epsilon=policy._params.get("epsilon", 0.0),
@@ -344,3 +418,30 @@ def _drive(rt: Runtime, infer, validate) -> None:
         pred = validate(infer(unique_rows), len(unique_rows))  # [u, W] float64
         out = pred[row_uid]  # [n, W], arena row order
         k.finish_fire(E, rt.spans, rt.span_n, route, i, out, rt.ready_buf, True, np.int64(0), validate.raw)
+
+
+def _drive_fused(rt: Runtime, infer, validate) -> None:
+    """:func:`_drive` with each round's kernel work up to the callback fused into one call
+    (``choose_gather`` of reinfors/jit/kernels/match_kernels.py): the same rows, order and dedupe,
+    about half the Python per round.  The Chooser's rounds (the Arena's match driver)."""
+    k = rt.k
+    sinfo, rows_all, ctl = rt["sinfo"], rt["arena_rows"], rt.ctl
+    spans, span_n, acc, n_arenas = rt.spans, rt.span_n, rt.window_acc, rt.n_arenas
+    rt._set_targets()  # the arena closes at its capacity (a reused runtime's ctl was zeroed)
+    rt._queue_emitting()
+    while True:
+        E = rt.E
+        state, code, n, unique_src, row_uid = k.choose_gather(
+            E, spans, span_n, acc, sinfo, ctl, rows_all, n_arenas, C.SI_STATUS, C.ST_PARK, C.C_ERROR
+        )
+        if state == 1:
+            return
+        if state == 2:
+            rt._check_error()
+        if state != 0:
+            raise KernelError(f"choose: slots wait for rows but no arena is fireable ({rt._diagnose()})")
+        route, i = divmod(int(code), n_arenas)
+        unique_rows = rows_all[route, i, :n][unique_src]  # [u, O] float32, a fresh C-contiguous array
+        pred = validate(infer(unique_rows), len(unique_rows))  # [u, W] float64
+        k.finish_fire(E, spans, span_n, route, i, pred[row_uid], rt.ready_buf, True, np.int64(0), validate.raw)
+

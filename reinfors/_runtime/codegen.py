@@ -52,7 +52,7 @@ _PARTS = Path(_compile.__file__).resolve().parent / "kernels"
 # its own policy files plus the shared parts and the driver; header constants prune the other
 # policies' branches before typing (an absent policy's names are never resolved).  ``+cache``
 # adds the inference-cache paths (``CACHE_ON``).
-_ENGINE = ("game_kernels", "engine_records", "engine_slots", "engine_routing")
+_ENGINE = ("game_kernels", "match_kernels", "engine_records", "engine_slots", "engine_routing")
 _CACHE = (_PARTS / "engine_cache.py",)  # +cache families only
 _SEARCH = ("search_parts", "search_chance")
 _TEMPLATES = {

@@ -1,0 +1,239 @@
+"""The Arena's match driver: every game is a slot of preallocated arrays, stepped by kernels.
+
+``rf.Arena.play`` takes this path when both contestants are searched (``(PolicyHandle, infer,
+gamma)``; an :class:`External` seat or a wrapped policy takes the general scheduler in
+``reinfors/arena.py``).  It keeps the general scheduler's round structure exactly — so the games,
+openings, payoffs and ``choose`` seeds are the same per seed — and moves the per-ply work into
+kernels:
+
+    slots   states [n_slots, state_size] int64, rngs [n_slots, RNG_WIDTH] uint64 (chance),
+            payoffs [n_slots, 2] float64 by agent seat, actions [n_slots, cap] int64 + lengths,
+            seat_of [n_slots, 2] (agent -> contestant), game_of [n_slots] (-1 = free)
+    round   one ``movers`` kernel call over the open slots; for each contestant with games to
+            move (in contestant order): ONE pooled search over its games' state rows
+            (``choose_rows``: one callback call per search round, rows deduplicated) and ONE
+            ``step_slots`` kernel call applying every decision; NumPy bookkeeping per round.
+
+Python work is per round and per finished game (its :class:`GameResult`); never per ply.
+Each contestant's choose runtime (one per batch size) is kept in a small module LRU between
+calls and matches: building one costs milliseconds, more than a short search round.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from reinfors.jit import dedupe as _dedupe
+from reinfors.jit import rng as _rng
+from reinfors.jit.games._contract import DONE, RUNNING, TICKS
+
+from .choose import Chooser, _key, _next_u64, _validate, streams
+from .routes import QValidator
+
+__all__ = ["MatchDriver"]
+
+_GAME_SEED, _OPENING_SEED, _CHOOSE_SEED = 1, 2, 3  # the hash domains of reinfors/arena.py
+
+# (composition, policy, gamma, capacity) -> idle Chooser: its runtime costs milliseconds to build,
+# more than a short search round, and an evaluation loop plays many matches of one composition.
+# A Chooser is taken out while a match uses it (so two matches never share one).
+_POOL: collections.OrderedDict = collections.OrderedDict()
+_POOL_MAX = 8
+_POOL_LOCK = threading.Lock()
+
+
+def _take(key) -> Any:
+    with _POOL_LOCK:
+        return _POOL.pop(key, None)
+
+
+def _give_back(key, chooser) -> None:
+    with _POOL_LOCK:
+        _POOL[key] = chooser
+        _POOL.move_to_end(key)
+        while len(_POOL) > _POOL_MAX:
+            _POOL.popitem(last=False)
+
+
+class _GreedyQ:
+    """An EpsilonGreedyQ contestant decided without a runtime: one ``encode_movers`` kernel
+    call, the exact-bytes dedupe, one callback call, QValidator, one ``decide_epsilon_greedy``
+    kernel call — the same rows, order, streams and decision rule as ``choose``'s runtime."""
+
+    def __init__(self, policy, d, k) -> None:
+        self.d, self.k = d, k
+        self.n_heads = int(policy.n_heads)
+        self.epsilon = float(policy._params["epsilon"])
+        self.validate = QValidator(self.n_heads, d.n_actions)
+
+    def __call__(self, states, slots, infer, seed, agents) -> np.ndarray:
+        d, m = self.d, len(slots)
+        rows = np.empty((m, d.obs_size), np.float32)  # [m, O] request rows, game-id order
+        legal = np.empty((m, d.n_actions), np.uint8)  # [m, A]
+        self.k.encode_movers(d.params, states, slots, rows, legal, agents)
+        spans = np.zeros((m, 4), np.int64)  # (slot, start row, rows, request offset)
+        spans[:, 0] = spans[:, 1] = np.arange(m)
+        spans[:, 2] = 1
+        unique_src, row_uid = _dedupe.order_unique(rows, spans, m)
+        pred = self.validate(infer(rows[unique_src]), len(unique_src))  # [u, H * A] float64
+        srng = streams(seed, m).reshape(m, 1)  # [m, RNG_WIDTH] choose's slot streams
+        heads = (_next_u64(srng[:, 0]) % np.uint64(self.n_heads)).astype(np.int64)
+        out = np.empty(m, np.int64)
+        self.k.decide_epsilon_greedy(srng, pred, row_uid, heads, legal, d.n_actions, self.epsilon, out)
+        return out
+
+
+class MatchDriver:
+    """One ``Arena.play`` of two searched contestants (see the module docstring).
+
+    ``mix64`` is the Arena's seed hash; ``trusted_start``: the openings come from our own
+    ``RandomStartingMoves`` (snapshots of real play, so ``Env.restore``'s state check is skipped);
+    ``on_game(game_id, opening_id, seats, payoffs, length,
+    actions)`` receives every finished game (payoffs by contestant) as it ends.
+    """
+
+    def __init__(
+        self, game, reward, contestants, n_slots, start, seed, mix64: Callable[..., int], probe_env, trusted_start=False
+    ) -> None:
+        self.game, self.reward, self.start, self.seed, self.mix = game, reward, start, seed, mix64
+        self.trusted_start = trusted_start  # start is rf.starts.RandomStartingMoves: its snapshots are valid
+        self.contestants = contestants
+        self.n_slots = n_slots
+        env = probe_env
+        self.d = d = env._def
+        self.k = d.kernels
+        self.weights = env._weights
+        self.fingerprint = env._fingerprint
+        # validate each contestant once, as the general path's first choose call would
+        self.checked = [False, False]
+        self.probe = env
+        self.deciders: list[Any] = [None, None]
+        self.keys: list[Any] = [None, None]
+
+    def play(self, n_games: int, on_game: Callable[..., None]) -> None:
+        d, k = self.d, self.k
+        n_slots = min(self.n_slots, n_games)
+        self.capacity = n_slots
+        S, N = d.state_size, d.n_players
+        states = np.zeros((n_slots, S), np.int64)  # [n_slots, S] game state rows
+        rngs = np.zeros((n_slots, _rng.RNG_WIDTH), np.uint64)  # [n_slots, RNG_WIDTH] chance streams
+        pay = np.zeros((n_slots, N), np.float64)  # [n_slots, N] payoffs by agent seat
+        cap = 64
+        acts = np.zeros((n_slots, cap), np.int64)  # [n_slots, cap] actions, opening included
+        length = np.zeros(n_slots, np.int64)  # [n_slots] actions recorded
+        game_of = np.full(n_slots, -1, np.int64)  # [n_slots] game id (-1 = free)
+        seat_of = np.zeros((n_slots, N), np.int64)  # [n_slots, N] agent seat -> contestant
+        probs = np.zeros(max(1, d.max_chance), np.float64)  # scratch
+        amounts = np.zeros((N, len(d.reward_keys)), np.float64)  # scratch
+        joint = np.zeros(N, np.int64)  # scratch
+        agents = np.zeros(N, np.int64)  # scratch
+        rewards = np.zeros((n_slots, N), np.float64)  # [n_slots, N] one round's step rewards
+        mover = np.zeros(n_slots, np.int64)  # [n_slots] the open slots' active agents
+        openings: dict[int, tuple[np.ndarray, int, list[int]]] = {}
+        rounds = [0, 0]
+        next_id = done = 0
+        while done < n_games:
+            # open games into free slots, in game-id order (as the general scheduler does)
+            for s in np.flatnonzero(game_of < 0):
+                if next_id >= n_games:
+                    break
+                self._open(s, next_id, states, rngs, probs, openings, acts, length, pay, seat_of)
+                game_of[s] = next_id
+                next_id += 1
+            open_slots = np.flatnonzero(game_of >= 0)
+            open_slots = open_slots[np.argsort(game_of[open_slots], kind="stable")]
+            if length.max() + 2 >= cap:  # room for this round's moves
+                cap *= 2
+                acts = np.concatenate([acts, np.zeros_like(acts)], axis=1)
+            k.movers(d.params, states, open_slots, agents, mover[: len(open_slots)])
+            m = mover[: len(open_slots)]
+            if (m < 0).any():
+                g = int(game_of[open_slots[np.flatnonzero(m < 0)[0]]])
+                raise RuntimeError(f"game {g}: 0 active agents — Arena plays sequential games")
+            who = seat_of[open_slots, m]  # [open] contestant to move
+            ready = [open_slots[who == ci] for ci in (0, 1)]  # fixed before anyone moves
+            for ci in (0, 1):
+                slots = ready[ci]
+                if len(slots) == 0:
+                    continue
+                rounds[ci] += 1
+                actions = self._choose(ci, states, slots, rounds[ci], agents)
+                r = rewards[: len(slots)]
+                k.step_slots(d.params, states, rngs, probs, slots, actions, amounts, self.weights, r, joint, agents)
+                pay[slots] += r
+                acts[slots, length[slots]] = actions
+                length[slots] += 1
+                for s in slots[states[slots, DONE] != RUNNING]:
+                    g = int(game_of[s])
+                    by_contestant = [0.0] * N
+                    for seat in range(N):
+                        by_contestant[seat_of[s, seat]] = float(pay[s, seat])
+                    seats = tuple(int(c) for c in seat_of[s])
+                    on_game(g, g // 2, seats, tuple(by_contestant), int(states[s, TICKS]), acts[s, : length[s]].tolist())
+                    game_of[s] = -1
+                    done += 1
+
+    def _open(self, s, game_id, states, rngs, probs, openings, acts, length, pay, seat_of) -> None:
+        """Game ``game_id`` into slot ``s``: the Env's fresh episode under the game's chance seed,
+        then the pair's opening (generated once per pair, restored into both games)."""
+        d = self.d
+        opening_id = game_id // 2
+        rngs[s, 0] = np.uint64(self.mix(self.seed, game_id, _GAME_SEED))
+        self.k.reset(d.params, states[s], 0, rngs[s], probs)
+        opening: list[int] = []
+        if self.start is not None:
+            if opening_id not in openings:
+                seed = self.mix(self.seed, opening_id, _OPENING_SEED)
+                snap, actions = self.start.generate(self.game, self.reward, seed)
+                if self.trusted_start and getattr(snap, "fingerprint", None) == self.fingerprint:
+                    row = snap._state_row(d.state_size)  # drawn by our own Env: a valid state
+                    openings[opening_id] = (row, int(snap._rng), list(actions))
+                else:
+                    self.probe.restore(snap)  # Env.restore's checks (composition, state validity)
+                    openings[opening_id] = (self.probe._state.copy(), int(self.probe._rng[0]), list(actions))
+            row, chance, opening = openings[opening_id]
+            states[s] = row
+            rngs[s, 0] = np.uint64(chance)
+        n = len(opening)
+        acts[s, :n] = opening
+        length[s] = n
+        pay[s] = 0.0
+        seat_of[s] = (0, 1) if game_id % 2 == 0 else (1, 0)
+
+    def _decider(self, ci: int, gamma: float) -> Any:
+        policy = self.contestants[ci][0]
+        d = self.d
+        if policy.name == "epsilon_greedy_q" and not d.legal_ranks and d.head_map is None:
+            return _GreedyQ(policy, d, self.k)
+        key = _key(policy, d, self.fingerprint, gamma, self.capacity)
+        self.keys[ci] = key
+        return _take(key) or Chooser(policy, d, self.weights, gamma, self.capacity)
+
+    def release(self) -> None:
+        """Hand the contestants' Choosers back to the module pool (after a completed match)."""
+        for ci in (0, 1):
+            if self.keys[ci] is not None and isinstance(self.deciders[ci], Chooser):
+                _give_back(self.keys[ci], self.deciders[ci])
+            self.deciders[ci] = self.keys[ci] = None
+
+    def _choose(self, ci: int, states: np.ndarray, slots: np.ndarray, round_no: int, agents) -> np.ndarray:
+        """Contestant ``ci``'s decisions for games ``slots`` (game-id order), one pooled search."""
+        policy, infer, gamma = self.contestants[ci]
+        seed = self.mix(self.seed, ci, _CHOOSE_SEED, round_no)
+        if not self.checked[ci]:
+            # the general path's choose checks, once: the composition-level ones on a running
+            # env of this composition (per-env ones hold by construction here)
+            self.probe._state[:] = states[slots[0]]
+            _, seed, _, gamma = _validate(policy, [self.probe], infer, seed, None, gamma)
+            self.deciders[ci] = self._decider(ci, float(gamma))
+            self.checked[ci] = True
+        dec = self.deciders[ci]
+        if isinstance(dec, _GreedyQ):
+            return dec(states, slots, infer, seed, agents)
+        rows = states[slots]
+        return dec(rows, infer, seed, rows[:, TICKS])

@@ -1,0 +1,199 @@
+"""Tournaments and gating over the pooled :class:`reinfors.arena.Arena` (issue 32; beyond 0.4.0).
+
+Public through ``rf.arena``: :class:`Tournament` (round robin, or a gauntlet against a fixed
+pool) plays every pairing as one Arena match and fits Elo ratings (:mod:`reinfors.ratings`);
+:func:`gate` answers "is the candidate stronger than the incumbent?" with an SPRT, playing the
+match in chunks and stopping as soon as the test decides.
+
+Seeds: pairing ``(i, j)`` (indices in the contestants mapping) plays with
+``_mix64(seed, i, j, _PAIRING_SEED)``; the gate's chunk ``k`` with ``_mix64(seed, k, _GATE_SEED)``.
+So a tournament of deterministic contestants is reproducible per seed, pairing by pairing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .ratings import Ratings, Record, Results, Sprt, fit
+
+__all__ = ["GateResult", "Tournament", "TournamentResult", "gate"]
+
+_PAIRING_SEED, _GATE_SEED = 4, 5  # hash domains (arena.py uses 1-3)
+
+
+def _even_games(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 2 or value % 2:
+        raise ValueError(f"{name} must be an even integer >= 2 (openings are played from both seats; got {value!r})")
+    return int(value)
+
+
+def _is_external(c: Any) -> bool:
+    from .arena import External
+
+    return isinstance(c, External)
+
+
+@dataclass
+class TournamentResult:
+    """Every pairing's :class:`ArenaResult` (``matches[(a, b)]``, contestant 0 = ``a``) and the
+    W/D/L counts (``results``); :meth:`ratings` fits Elo."""
+
+    results: Results
+    matches: dict[tuple[str, str], Any] = field(repr=False)
+
+    def ratings(self, anchor: str | None = None, **kw: Any) -> Ratings:
+        """:func:`reinfors.ratings.fit` on the results (``anchor`` default: the first contestant)."""
+        return fit(self.results, anchor=anchor, **kw)
+
+
+class Tournament:
+    """Plays every pairing of named contestants as a pooled, paired Arena match.
+
+    ``contestants`` maps names to Arena contestants (``(policy, infer, gamma)`` or
+    :class:`External`, at most one External per pairing).  Round robin by default; with ``pool``
+    (a sequence of names) it is a gauntlet: every contestant outside the pool plays every pool
+    member, and pool members do not play each other.  ``games_per_pair`` (even) games per pairing;
+    ``n_slots``, ``start`` and ``batch_delay`` are the Arena's.
+    """
+
+    def __init__(
+        self,
+        game: Any,
+        reward: Any,
+        contestants: Mapping[str, Any],
+        games_per_pair: int = 100,
+        *,
+        pool: Sequence[str] | None = None,
+        n_slots: int = 16,
+        start: Any = None,
+        seed: int = 0,
+        batch_delay: float = 0.0,
+    ) -> None:
+        if not isinstance(contestants, Mapping):
+            raise ValueError(f"contestants must be a mapping of names to contestants (got {type(contestants).__name__})")
+        names = list(contestants)
+        if len(names) < 2:
+            raise ValueError(f"contestants must hold at least two entries (got {len(names)})")
+        for n in names:
+            if not isinstance(n, str) or not n:
+                raise ValueError(f"contestant names must be non-empty strings (got {n!r})")
+        self.games_per_pair = _even_games("games_per_pair", games_per_pair)
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise ValueError(f"seed must be an integer (got {seed!r})")
+        if pool is not None:
+            if isinstance(pool, str) or not isinstance(pool, Sequence):
+                raise ValueError(f"pool must be a sequence of contestant names (got {pool!r})")
+            unknown = [p for p in pool if p not in contestants]
+            if unknown:
+                raise ValueError(f"pool names unknown contestants: {unknown}")
+            if not pool or len(set(pool)) == len(names):
+                raise ValueError("pool must name at least one contestant and leave at least one outside it")
+            pairs = [(a, b) for a in names if a not in pool for b in names if b in pool]
+        else:
+            pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+        for a, b in pairs:
+            if _is_external(contestants[a]) and _is_external(contestants[b]):
+                raise ValueError(f"pairing ({a!r}, {b!r}) has two External contestants; an Arena takes at most one")
+        from .arena import Arena
+
+        # validates game, reward, contestants, n_slots, start and batch_delay once, up front
+        self._arenas = {
+            (a, b): Arena(
+                game,
+                reward,
+                [contestants[a], contestants[b]],
+                n_slots=n_slots,
+                start=start,
+                seed=0,
+                batch_delay=batch_delay,
+            )
+            for a, b in pairs
+        }
+        self.names = names
+        self.pairs = pairs
+        self.pool = None if pool is None else list(pool)
+        self.seed = int(seed)
+
+    def play(self, *, progress: bool | None = None) -> TournamentResult:
+        """Play every pairing (in :attr:`pairs` order) and return the :class:`TournamentResult`."""
+        from .arena import _mix64
+
+        results = Results(self.names)
+        matches = {}
+        for (a, b), arena in self._arenas.items():
+            arena._seed = _mix64(self.seed, self.names.index(a), self.names.index(b), _PAIRING_SEED)
+            res = arena.play(self.games_per_pair, progress=progress)
+            results.add_arena(a, b, res)
+            matches[(a, b)] = res
+        return TournamentResult(results, matches)
+
+
+@dataclass
+class GateResult:
+    """The outcome of :func:`gate`.
+
+    ``accepted`` is True only when the SPRT accepted H1 (the candidate is at least ``elo1``
+    stronger); ``decision`` is ``"H1"``, ``"H0"`` or None (``max_games`` reached undecided, which
+    rejects).  ``record`` is the candidate's W/D/L over every game played (a chunk is played
+    whole, so it may hold a few games past the deciding pair); ``sprt`` the test itself;
+    ``elo``/``ci`` the candidate's fitted gap and its 95 % half-width.
+    """
+
+    accepted: bool
+    decision: str | None
+    games: int
+    record: Record
+    elo: float
+    ci: float
+    sprt: Sprt = field(repr=False)
+
+
+def gate(
+    game: Any,
+    reward: Any,
+    candidate: Any,
+    incumbent: Any,
+    *,
+    elo0: float = 0.0,
+    elo1: float = 10.0,
+    alpha: float = 0.05,
+    beta: float = 0.05,
+    chunk_games: int = 32,
+    max_games: int = 1000,
+    n_slots: int = 16,
+    start: Any = None,
+    seed: int = 0,
+) -> GateResult:
+    """Is ``candidate`` stronger than ``incumbent``?  An SPRT of ``H0: elo = elo0`` against
+    ``H1: elo = elo1`` (the candidate's Elo gap; error rates ``alpha`` / ``beta``), played through
+    the Arena ``chunk_games`` games at a time and stopped at the first chunk where it decides, or
+    at ``max_games``.  Each opening pair (both seats) is one SPRT unit, so the openings'
+    correlation is accounted for.  Contestants are Arena contestants.
+    """
+    sprt = Sprt(elo0, elo1, alpha, beta)
+    chunk = _even_games("chunk_games", chunk_games)
+    cap = _even_games("max_games", max_games)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed must be an integer (got {seed!r})")
+    from .arena import Arena, _mix64
+
+    arena = Arena(game, reward, [candidate, incumbent], n_slots=n_slots, start=start, seed=0)
+    results = Results(["candidate", "incumbent"])
+    played, k = 0, 0
+    while sprt.decision is None and played < cap:
+        n = min(chunk, cap - played)
+        arena._seed = _mix64(seed, k, _GATE_SEED)
+        res = arena.play(n, progress=False)
+        results.add_arena("candidate", "incumbent", res)
+        p = np.array([g.payoffs[:2] for g in res.games], dtype=np.float64)  # sorted by game_id
+        s = np.where(p[:, 0] > p[:, 1], 1.0, np.where(p[:, 0] < p[:, 1], 0.0, 0.5))
+        sprt.update(s.reshape(-1, 2).mean(axis=1))  # games 2k and 2k+1 share opening k
+        played += n
+        k += 1
+    rec = results.record("candidate", "incumbent")
+    elo, ci = fit(results, anchor="incumbent").gap("candidate", "incumbent")
+    return GateResult(sprt.decision == "H1", sprt.decision, played, rec, elo, ci, sprt)
