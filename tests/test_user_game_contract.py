@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import NIM_PILE as PILE
+from helpers import NIM_TURN as TURN
+from helpers import make_nim, nim_active, nim_encode, nim_init, nim_legal, nim_step, nim_terminal
 from numba import njit
-from test_user_games import PILE, TURN, make_nim, nim_active, nim_encode, nim_init, nim_legal, nim_step, nim_terminal
 
 import reinfors as rf
 

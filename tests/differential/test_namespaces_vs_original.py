@@ -27,14 +27,16 @@ NAMESPACES = (
 )  # fmt: skip
 
 # This project's documented additions, per namespace (README / docs): the handle types (0.4.0 has
-# them in rf._reinfors only) and user-defined games (rf.games.custom / from_module).
+# them in rf._reinfors only), user-defined games (rf.games.custom / from_module, their contract
+# error and header size) and the Arena's tournaments and gating (docs/guides/evaluation.md).
 ADDITIONS = {
     "policies": {"PolicyHandle"},
-    "games": {"GameHandle", "custom", "from_module"},
+    "games": {"GameHandle", "custom", "from_module", "GameContractError", "STATE_HEADER"},
     "learners": {"LearnerHandle"},
     "encoders": {"EncoderHandle"},
     "chance_modes": {"ChanceModeHandle"},
     "noise": {"NoiseHandle"},
+    "arena": {"GateResult", "Tournament", "TournamentResult", "gate"},
 }
 
 PROBE = r"""
