@@ -11,14 +11,15 @@ Two regimes, told apart online from the callback's own calls (:class:`CallCost`)
   time — wall time in which the calling thread uses no CPU (waiting on the device, with the GIL
   released).  A fixed idle cost per call rewards the largest batch the slots can fill while the
   next one fills.  The engine then **pipelines**: the callback runs on the collecting (caller's)
-  thread, which does nothing else, while a scheduler thread routes predictions, decides fires
-  and works as a worker; up to two batches are in flight (one being computed, the next one
-  queued), so the callback starts the next call the moment it returns one.  The fire target is
-  chosen between *all the rows that can be in flight* (one batch a round: the CPU fills it while
-  nothing else is computed; best when the CPU round is short next to the call's fixed cost) and
-  *half of them* (two alternating batches: the CPU fills one while the other is computed; best
-  when the CPU round is long) by measuring both: a two-armed comparison of routed rows per second
-  (:class:`FirePolicy`), re-checked periodically.
+  thread, which also routes each call's predictions back and works beside the workers until the
+  slots it released are served, while a scheduler thread decides fires and works as a worker;
+  up to two batches are in flight (one being computed, the next one queued), so the callback
+  starts the next call the moment it returns one.  The fire target is chosen between *all the
+  rows that can be in flight* (one batch a round: the CPU fills it while nothing else is
+  computed; best when the CPU round is short next to the call's fixed cost) and *half of what
+  those batches held* (two alternating batches: the CPU fills one while the other is computed;
+  best when the CPU round is long) by measuring both: a two-armed comparison of routed rows per
+  second (:class:`FirePolicy`), re-checked periodically.
 
 The regime is decided from the last calls: a median idle time of at least :data:`PIPELINE_IDLE_S`
 per call makes a callback accelerator-like (:meth:`CallCost.fit` gives the least-squares fixed and
@@ -37,8 +38,8 @@ import numpy as np
 
 __all__ = ["CallCost", "FirePolicy", "Pipe", "PIPELINE_IDLE_S", "SAMPLE_EVERY"]
 
-# A callback whose calls leave the cores idle this long per call (the fit's intercept) is
-# served pipelined.  A CUDA network's call costs ~1.2-1.6 ms of mostly idle wall (an H200 running
+# A callback whose calls leave the cores idle this long per call (the median of the sampled
+# calls) is served pipelined.  A CUDA network's call costs ~1.2-1.6 ms of mostly idle wall (an H200 running
 # a 6x64 ResNet); a NumPy MLP's idle part is ~0.  A thread hand-off costs ~20-50 us, so below
 # ~0.1 ms of idle time per call the inline path is at least as fast.
 PIPELINE_IDLE_S = 100e-6

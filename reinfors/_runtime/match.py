@@ -22,6 +22,7 @@ calls and matches: building one costs milliseconds, more than a short search rou
 from __future__ import annotations
 
 import collections
+import math
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -117,7 +118,10 @@ class MatchDriver:
 
     def play(self, n_games: int, on_game: Callable[..., None]) -> None:
         d, k = self.d, self.k
-        n_slots = min(self.n_slots, n_games)
+        # 0.4.0 takes any real n_slots / n_games and compares against them (``len(open) < n_slots``,
+        # ``next_id < n_games``): 1.5 slots hold up to 2 games, 2.0 games are 2 games.
+        n_games = math.ceil(n_games)
+        n_slots = n_games if self.n_slots >= n_games else math.ceil(self.n_slots)
         self.capacity = n_slots
         S, N = d.state_size, d.n_players
         states = np.zeros((n_slots, S), np.int64)  # [n_slots, S] game state rows

@@ -15,6 +15,9 @@ Roles (docs/architecture.md, "Thread roles"):
 * the **scheduler** seals settled arenas, lends the callback a zero-copy view, validates the
   output once per fire and routes predictions back by position in one njit call; when nothing
   is in flight it closes and fires open arenas (quiescence), and it owns the window target.
+  With an accelerator-like callback (``firing.py``) the window is *pipelined*: the loop runs on a
+  ``reinfors-scheduler`` thread (also a worker), while the calling thread makes the calls,
+  validates and routes them, two calls in flight.
 
 Determinism at any thread count (docs/architecture.md): a record is tagged with the slot's decision
 level at which it was emitted; a window takes every record below the target level ``T`` and
@@ -650,8 +653,8 @@ class Runtime:
     def _fire(self, route: int, i: int, fns, validate, tele: dict) -> None:
         """Lend arena ``i`` of ``route`` to its callback and route the predictions back.  The
         span table must be complete (``find_fireable`` and ``spans_complete`` check it).  In a
-        pipelined window the call is queued for the caller's thread instead and routed when it
-        returns (``_complete``)."""
+        pipelined window the call is queued for the caller's thread instead, which routes it when
+        it returns (``_serve``; with the inference cache on, the scheduler does: ``_complete``)."""
         pipe = self._pipe
         if pipe is not None:
             self._arrays["arena_done"][route * self.n_arenas + i] |= _arena.FIRING  # seal skips it
