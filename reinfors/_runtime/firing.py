@@ -174,6 +174,7 @@ class Pipe:
         self.outstanding = 0  # changed under ``cv``
         self.returned = 0  # calls back since the scheduler last looked (``Runtime._complete``)
         self.finished = False
+        self.broken = False  # the caller's thread left on an exception: the scheduler stops
         self.wake = threading.Event()
 
     def submit(self, call) -> None:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import math
-import os
 import sys
 import threading
 import time
@@ -60,8 +59,7 @@ __all__ = ["Runtime", "KernelError", "kernel_family"]
 # CPU design's automatic batch).
 MAX_PIPELINE_ROWS = 8192
 _CLOSED = int(_arena.CLOSED)
-HELPER_SPIN = 200_000  # ~0.3 ms of polls
-PIPELINE_HELPER_SPIN = 200_000  # ~several ms: across a call
+HELPER_SPIN = 200_000  # polls a helper makes on an empty ready ring before it sleeps (~0.3 ms)
 MAX_ARENA_BYTES = 256 << 20
 
 
@@ -130,7 +128,7 @@ class _Helpers:
             try:
                 # Keep advancing slots without returning to Python per batch (the scheduler polls
                 # for full arenas itself); spin a while on an empty ring before sleeping.
-                self.rt.k.work(E, False, self.rt.helper_spin)
+                self.rt.k.work(E, False, HELPER_SPIN)
             finally:
                 with self.cv:
                     self.busy -= 1
@@ -224,10 +222,6 @@ class Runtime:
         self.pipelined_arenas = False  # arenas sized for an accelerator-like callback (_size_routes)
         self.cost = CallCost()  # the callbacks' recent calls (the firing regime)
         self._pipe: Pipe | None = None  # set while a pipelined window runs
-        # Polls a helper makes on an empty ready ring before it sleeps.  A pipelined window keeps
-        # them polling across a call (its rows come back all at once), while that leaves a core
-        # free for the callback's thread.
-        self.helper_spin = HELPER_SPIN
         # Rows one slot can have in flight (one request at a time): its acting agents' rows, a
         # tail, or one search request (a Minimax round can be thousands of rows).
         self.max_rows = max(N, search["max_rows"]) if search is not None else N
@@ -858,8 +852,6 @@ class Runtime:
         # on a scheduler thread that is also a worker.
         pipe = self._pipe = Pipe()
         self._validators = [validate, validate.clone()]
-        if self.n_threads - 1 < (os.cpu_count() or 1):
-            self.helper_spin = PIPELINE_HELPER_SPIN
         self._policy.window_start()
         self._set_targets()
         result: dict = {}
@@ -876,10 +868,17 @@ class Runtime:
         thread.start()
         try:
             self._serve(pipe, fns, tele)
+        except BaseException:
+            # An interrupt outside a call (the call's own errors are kept in self.error): stop
+            # the scheduler's loop and the workers, so the join below returns; the engine
+            # discards this runtime.
+            pipe.broken = True
+            self.ctl[C.C_STOP] = 1
+            pipe.wake.set()
+            raise
         finally:
             thread.join()
             self._pipe = None
-            self.helper_spin = HELPER_SPIN
             self._set_targets()
         if "error" in result:
             raise result["error"]
@@ -907,6 +906,8 @@ class Runtime:
                 # its decision on zero outputs first); ``_fire`` stops calling the callbacks.
                 aborting = True
                 ctl[C.C_ABORT] = 1
+            if pipe is not None and pipe.broken:
+                raise KernelError("collection interrupted on the collecting thread")
             ctl[C.C_FULL] = 0
             k.work(self.E, True, 0)
             self._check_error()

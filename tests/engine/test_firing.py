@@ -233,3 +233,29 @@ def test_per_player_callbacks_pipelined():
     assert eng._rt.cost.accelerator_like()
     for a, b in zip(inline, piped, strict=True):
         _same(a, b)
+
+
+@pytest.mark.timeout(120)
+def test_an_interrupt_outside_a_call_ends_the_pipelined_window():
+    """An exception on the caller's thread between calls (an asynchronous Ctrl-C, say) stops the
+    scheduler thread and the workers instead of leaving the join waiting; the engine discards the
+    runtime and collects again."""
+    eng = _engine()
+    for _ in range(3):
+        eng.collect(48, Sleeper(7))
+    rt = eng._rt
+    assert rt.cost.accelerator_like()
+    route_back = rt._route_back
+    calls = []
+
+    def interrupted(c):
+        calls.append(1)
+        route_back(c)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+
+    rt._route_back = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        eng.collect(480, Sleeper(7))
+    assert not any(t.name == "reinfors-scheduler" for t in threading.enumerate())
+    assert len(eng.collect(48, Sleeper(7)).obs) >= 48
