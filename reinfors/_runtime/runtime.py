@@ -430,7 +430,8 @@ class Runtime:
         callback is a CPU one (``firing.py``).  ``capacity``: the rows an arena can hold —
         ``fire_min``, until a callback turned out accelerator-like (``pipelined_arenas``); then
         the largest batch it may be handed: every row a route can have in flight, up to
-        :data:`MAX_PIPELINE_ROWS` and :data:`MAX_ARENA_BYTES` over the pool (never past a
+        :data:`MAX_PIPELINE_ROWS` and :data:`MAX_ARENA_BYTES` over the pool, and half the memory
+        still available (``budget.available_bytes``; else it keeps ``fire_min``) (never past a
         ``batch_size`` the user set, a hard cap, or with ``pad``).  Enough arenas that a writer
         always finds a free one: every in-flight row in arenas closed at ``fire_min``, plus four
         spare (the open arena, one being computed, one queued behind it, one lent to a callback
@@ -450,7 +451,9 @@ class Runtime:
         cap = self.fire_min
         if not self.pad and not self.user_batch:
             big = min(self.rows_per_route, MAX_PIPELINE_ROWS)
-            if big > cap and self.n_routes * self.n_arenas * big * max(1, self.O) * 4 <= MAX_ARENA_BYTES:
+            need = self.n_routes * self.n_arenas * big * (4 * max(1, self.O) + 32)  # rows + span table
+            avail = budget.available_bytes()
+            if big > cap and need <= MAX_ARENA_BYTES and (avail is None or need <= avail // 2):
                 cap = big
         return cap
 
