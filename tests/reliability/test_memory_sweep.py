@@ -40,5 +40,6 @@ def test_memory_sweep_fast_tier():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # every game's compositions, cold compiles in child processes: > 10 min
 def test_memory_sweep_slow_tier():
     check(driver.sweep("slow"))
