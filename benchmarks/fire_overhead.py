@@ -100,6 +100,8 @@ def main() -> None:
             total += mean
         print(f"  {name:<44} median {med:7.1f} us   mean {mean:7.1f} us")
     print(f"  {'Python per call (all but the kernel)':<44} mean {total:7.1f} us")
+    c0, c1, idle0, idle1 = rt.cost.fit()  # what the engine learned of the callback's cost
+    print(f"  callback cost fit: wall {c0 * 1e6:.0f} us + {c1 * 1e9:.0f} ns/row, idle {idle0 * 1e6:.0f} us + {idle1 * 1e9:.0f} ns/row")
     other = (sched["cpu"] - sched["work"]) / max(n, 1) * 1e6
     print(f"  {'scheduler thread CPU outside work(), per call':<44} mean {other:7.1f} us "
           f"(its poll kernels included; worker rounds {sched['work'] / max(n, 1) * 1e6:.1f} us)")

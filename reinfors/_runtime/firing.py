@@ -68,10 +68,6 @@ class CallCost:
         a = np.array(self._ring[:m], np.float64).reshape(m, 3)
         return a[:, 0], a[:, 1], a[:, 2]
 
-    @property
-    def calls(self) -> int:
-        return self._n
-
     def fit(self) -> tuple[float, float, float, float]:
         """``(c0, c1, idle0, idle1)``: wall seconds per call = c0 + c1 * rows, and its idle part
         (wall minus the calling thread's CPU) = idle0 + idle1 * rows, over the recent calls.
