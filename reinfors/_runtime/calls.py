@@ -15,14 +15,14 @@ import numpy as np
 from reinfors.jit import arena as _arena
 from reinfors.jit import engine_codes as C
 
-from .firing import SAMPLE_EVERY, Pipe
+from .firing import Pipe
 
 
 class _Call:
     """One callback call: the lent rows of arena ``i`` of ``route`` and, once made, its validated
     predictions (``pred``) and whether the callback kept a view of the rows (``retained``)."""
 
-    __slots__ = ("route", "i", "n", "lent_rows", "validate", "owner", "view", "gen", "wgen", "pred", "retained")
+    __slots__ = ("route", "i", "n", "validate", "owner", "view", "gen", "wgen", "pred", "retained")
 
 
 def _trim(out, n, cap):
@@ -54,13 +54,25 @@ class CallPath:
             self._arrays["arena_done"][route * self.n_arenas + i] |= _arena.FIRING  # seal skips it
             pipe.submit(self._lend(route, i, tele, self._validators.pop()))
             return
-        call = self._lend(route, i, tele, validate)
-        self._invoke(call, fns, tele)
-        self._route_back(call)
+        # Inline (the CPU design: tens of thousands of calls a second): the same steps as
+        # _lend / _invoke / _route_back, on locals (no call object).
+        n, owner, view = self._loan(route, i, tele)
+        base = sys.getrefcount(owner) + sys.getrefcount(view)
+        gen = np.int64(self._arrays["cctl"][C.CC_GEN + 8 * route])
+        wgen = int(self.ctl[C.C_WGEN])
+        pred = self._call(fns[route], view, n, validate, tele)
+        if pred is None:
+            pred, gen = self._no_predictions(n, validate)
+        extra = sys.getrefcount(owner) + sys.getrefcount(view) - base  # before owner / view are passed on
+        retained = self._kept(validate, owner, view, extra)
+        self.ctl[C.C_FIREGEN] = wgen
+        self.k.finish_fire(self.E, self.spans, self.span_n, route, i, pred, self.ready_buf, not retained, gen, validate.raw)
+        validate.release()
 
-    def _lend(self, route: int, i: int, tele: dict, validate) -> _Call:
-        """The call for arena ``i`` of ``route``: a zero-copy view of its rows (or a copy, once a
-        callback kept rows), padded with zeros to the capacity when ``pad``."""
+    def _loan(self, route: int, i: int, tele: dict) -> tuple:
+        """``(rows, owner, view)`` of arena ``i`` of ``route``: a zero-copy view of its committed
+        rows (or a copy, once a callback kept rows), padded with zeros to the capacity when
+        ``pad``; ``owner`` is the array whose references tell whether the callback kept any."""
         n = int(self.k.arena_fill(self.E, route, i))
         self._route_fires[route] += 1
         rows = self._arrays["arena_rows"][route, i]
@@ -69,18 +81,74 @@ class CallPath:
             rows[n:] = 0.0
             lent_rows = self.capacity
             tele["padded_rows"] += self.capacity - n
-        c = _Call()
-        c.route, c.i, c.n, c.lent_rows, c.validate = route, i, n, lent_rows, validate
-        c.pred, c.retained = None, False
         if self.copy_mode:
-            c.owner = rows[:lent_rows].copy()
-            c.view = c.owner
-        else:
-            # Zero-copy loan: an array over a memoryview of the arena rows.  Every view a
-            # callback derives from it references ``owner`` (NumPy collapses view bases only
-            # through arrays), so its refcount tells whether the callback kept any of them.
-            c.owner = np.frombuffer(memoryview(rows[:lent_rows]), np.float32)
-            c.view = c.owner.reshape(lent_rows, self.O)
+            owner = rows[:lent_rows].copy()
+            return n, owner, owner
+        # Zero-copy loan: an array over a memoryview of the arena rows.  Every view a callback
+        # derives from it references ``owner`` (NumPy collapses view bases only through arrays),
+        # so its refcount tells whether the callback kept any of them.
+        owner = np.frombuffer(memoryview(rows[:lent_rows]), np.float32)
+        return n, owner, owner.reshape(lent_rows, self.O)
+
+    def _call(self, fn, view, n: int, validate, tele: dict):
+        """Call ``fn`` on ``view`` and validate its output: the prediction rows, or None after a
+        callback error (kept in ``self.error``) or once an abort was requested (the callback is
+        not called then).  One call in ``cost.every`` is timed twice for the firing regime."""
+        if self.error is not None or self.abort_requested:
+            return None
+        cost = self.cost
+        cost.tick += 1
+        sample = cost.tick % cost.every == 0
+        cpu0 = time.thread_time() if sample else 0.0
+        t0 = time.perf_counter()
+        pred = None
+        try:
+            out = fn(view)
+            wall = time.perf_counter() - t0
+            tele["infer_seconds"] += wall
+            if sample:
+                cost.add(n, wall, time.thread_time() - cpu0)
+            if self.pad and n < self.capacity and out is not None:
+                out = _trim(out, n, self.capacity)
+            pred = validate(out, n)
+        except BaseException as exc:  # noqa: BLE001 - re-raised by the caller after the window
+            self.error = exc
+        finally:
+            out = None
+        tele["infer_calls"] += 1
+        tele["infer_rows"] += n
+        return pred
+
+    def _no_predictions(self, n: int, validate) -> tuple:
+        """``(pred, gen)`` for rows whose callback was not called or failed: after a callback
+        error the window runs to its end on all-zero outputs (the callback is not called again);
+        its batch is discarded and the error re-raised.  (The same after a stream's stop().)
+        These are no predictions: never cache them (generation -1)."""
+        validate.release()
+        return np.zeros((n, self.width), np.float64), np.int64(-1)
+
+    def _kept(self, validate, owner, view, extra_refs: int) -> bool:
+        """Whether the callback kept a view of the lent rows: ``extra_refs`` references to
+        ``owner`` / ``view`` appeared during the call.  Logits the validator holds (read in
+        place) are no caller's: when they are a view of the lent rows (``view`` itself, or an
+        array whose base NumPy collapsed to ``owner``), that one reference does not keep the
+        arena.  A kept arena stays LENT (skipped by every writer; the pool has slack for it)
+        and later fires lend copies instead: rows a caller holds are never overwritten."""
+        if self.copy_mode:
+            return False
+        held = validate.held
+        mine = 1 if held is not None and (held is view or held.base is owner) else 0
+        retained = extra_refs - mine > 0
+        if retained:
+            self.copy_mode = True
+        return retained
+
+    def _lend(self, route: int, i: int, tele: dict, validate) -> _Call:
+        """The pipelined call for arena ``i`` of ``route`` (see :meth:`_loan`)."""
+        c = _Call()
+        c.n, c.owner, c.view = self._loan(route, i, tele)
+        c.route, c.i, c.validate = route, i, validate
+        c.pred, c.retained = None, False
         # Generation the values are computed under: read before the call, so a weights update
         # during it leaves them stale (never served).
         c.gen = np.int64(self._arrays["cctl"][C.CC_GEN + 8 * route])
@@ -88,51 +156,15 @@ class CallPath:
         return c
 
     def _invoke(self, c: _Call, fns, tele: dict) -> None:
-        """Call the callback on ``c``'s rows and validate its output (on the thread that runs
-        callbacks); sets ``c.pred`` and ``c.retained``.  After a callback error, or once an abort
-        was requested, the callback is not called: the rows get all-zero outputs."""
-        owner, view, n, validate = c.owner, c.view, c.n, c.validate
+        """Make pipelined call ``c`` (on the caller's thread): sets ``c.pred`` and ``c.retained``
+        (see :meth:`_call` and :meth:`_kept`)."""
+        owner, view, validate = c.owner, c.view, c.validate
         base = sys.getrefcount(owner) + sys.getrefcount(view)
-        pred = None
-        if self.error is None and not self.abort_requested:
-            cost = self.cost
-            cost.tick += 1
-            sample = cost.tick % SAMPLE_EVERY == 0
-            cpu0 = time.thread_time() if sample else 0.0
-            t0 = time.perf_counter()
-            try:
-                out = fns[c.route](view)
-                wall = time.perf_counter() - t0
-                tele["infer_seconds"] += wall
-                if sample:
-                    cost.add(n, wall, time.thread_time() - cpu0)
-                if self.pad and n < self.capacity and out is not None:
-                    out = _trim(out, n, self.capacity)
-                pred = validate(out, n)
-            except BaseException as exc:  # noqa: BLE001 - re-raised by the caller after the window
-                self.error = exc
-            finally:
-                out = None
-            tele["infer_calls"] += 1
-            tele["infer_rows"] += n
+        pred = self._call(fns[c.route], view, c.n, validate, tele)
         if pred is None:
-            # After a callback error the window runs to its end on all-zero outputs (the
-            # callback is not called again); its batch is discarded and the error re-raised.
-            # (The same after a stream's stop().)  These are no predictions: never cache them.
-            validate.release()
-            pred = np.zeros((n, self.width), np.float64)
-            c.gen = np.int64(-1)
-        # Logits the validator holds for route (read in place) are no caller's: when they are a
-        # view of the lent rows (``view`` itself, or an array whose base NumPy collapsed to
-        # ``owner``), that one reference does not keep the arena.
-        held = validate.held
-        mine = 1 if held is not None and (held is view or held.base is owner) else 0
-        del held
-        c.retained = not self.copy_mode and sys.getrefcount(owner) + sys.getrefcount(view) - mine > base
-        if c.retained:
-            # Never overwrite rows a caller still holds: this arena stays LENT (skipped by every
-            # writer; the pool has slack for it) and later fires lend copies instead.
-            self.copy_mode = True
+            pred, c.gen = self._no_predictions(c.n, validate)
+        extra = sys.getrefcount(owner) + sys.getrefcount(view) - base  # before owner / view are passed on
+        c.retained = self._kept(validate, owner, view, extra)
         c.pred = pred
 
     def _route_back(self, c: _Call) -> None:
