@@ -172,7 +172,21 @@ def _parallel_class() -> Any:
     ParallelEnv = _pettingzoo().ParallelEnv
 
     class ReinforsParallelEnv(_Common, ParallelEnv):
-        """A simultaneous multi-agent reinfors game as a PettingZoo ``ParallelEnv``."""
+        """A simultaneous multi-agent reinfors game as a PettingZoo ``ParallelEnv``.
+
+    Args:
+        game: the game (``rf.games.Connect4()``, ...).
+        reward: reward weights; ``None`` is the game's defaults.
+        **kwargs: ``max_episode_steps`` (truncation; default the game's own horizon), ``seed``
+            (the first reset's seed) and ``render_mode``.
+
+    Returns:
+        The ``pettingzoo.ParallelEnv``.
+
+    Raises:
+        ImportError: pettingzoo is not installed (``pip install 'reinfors[gym]'``).
+        ValueError: a game whose agents do not all move at once.
+    """
 
         metadata = {"name": "reinfors", "render_modes": []}  # noqa: RUF012
 
@@ -308,23 +322,77 @@ def gymnasium_env(game: Any, reward: Reward | None = None, **kwargs: Any) -> Any
     """A single-agent reinfors game as a ``gymnasium.Env`` (ValueError for multi-agent games).
 
     Keyword arguments: ``max_episode_steps``, ``seed``, ``render_mode`` (see the module docs).
+
+    Args:
+        game: the game (``rf.games.Connect4()``, ...).
+        reward: reward weights; ``None`` is the game's defaults.
+        **kwargs: ``max_episode_steps`` (truncation; default the game's own horizon), ``seed``
+            (the first reset's seed) and ``render_mode``.
+
+    Returns:
+        The ``gymnasium.Env``.
+
+    Raises:
+        ImportError: gymnasium is not installed (``pip install 'reinfors[gym]'``).
+        ValueError: a multi-agent game.
     """
     return _gym_class()(game, reward, **kwargs)
 
 
 def parallel_env(game: Any, reward: Reward | None = None, **kwargs: Any) -> Any:
-    """A simultaneous multi-agent reinfors game as a PettingZoo ``ParallelEnv``."""
+    """A simultaneous multi-agent reinfors game as a PettingZoo ``ParallelEnv``.
+
+    Args:
+        game: the game (``rf.games.Connect4()``, ...).
+        reward: reward weights; ``None`` is the game's defaults.
+        **kwargs: ``max_episode_steps`` (truncation; default the game's own horizon), ``seed``
+            (the first reset's seed) and ``render_mode``.
+
+    Returns:
+        The ``pettingzoo.ParallelEnv``.
+
+    Raises:
+        ImportError: pettingzoo is not installed (``pip install 'reinfors[gym]'``).
+        ValueError: a game whose agents do not all move at once.
+    """
     return _parallel_class()(game, reward, **kwargs)
 
 
 def aec_env(game: Any, reward: Reward | None = None, **kwargs: Any) -> Any:
-    """A turn-based multi-agent reinfors game as a PettingZoo ``AECEnv``."""
+    """A turn-based multi-agent reinfors game as a PettingZoo ``AECEnv``.
+
+    Args:
+        game: the game (``rf.games.Connect4()``, ...).
+        reward: reward weights; ``None`` is the game's defaults.
+        **kwargs: ``max_episode_steps`` (truncation; default the game's own horizon), ``seed``
+            (the first reset's seed) and ``render_mode``.
+
+    Returns:
+        The ``pettingzoo.AECEnv``.
+
+    Raises:
+        ImportError: pettingzoo is not installed (``pip install 'reinfors[gym]'``).
+        ValueError: a game that is not turn-based.
+    """
     return _aec_class()(game, reward, **kwargs)
 
 
 def make(game: Any, reward: Reward | None = None, **kwargs: Any) -> Any:
     """The standard-API adapter that fits ``game``: ``gymnasium.Env`` for one agent, PettingZoo
-    ``ParallelEnv`` when every agent moves at once, PettingZoo ``AECEnv`` for turn-taking."""
+    ``ParallelEnv`` when every agent moves at once, PettingZoo ``AECEnv`` for turn-taking.
+
+    Args:
+        game: the game (``rf.games.Connect4()``, ...).
+        reward: reward weights; ``None`` is the game's defaults.
+        **kwargs: ``max_episode_steps`` (truncation; default the game's own horizon), ``seed``
+            (the first reset's seed) and ``render_mode``.
+
+    Returns:
+        The adapter.
+
+    Raises:
+        ImportError: the adapter's package is not installed (``pip install 'reinfors[gym]'``).
+    """
     probe = Env(game)
     n = probe.num_agents()
     if n == 1:
