@@ -35,6 +35,10 @@ Exempt, and why:
 * Objects without Python source (builtins, C extensions): nothing here is one today; the walk
   fails on any it meets, so a new one is decided when it appears.
 * Data (``rf.catalog.GAMES``, ``rf.games.STATE_HEADER``, ...): not callable.
+* Classes no ``__all__`` names: the Gymnasium / PettingZoo adapter classes ``rf.gym`` builds on
+  first use (so that gymnasium stays optional) implement those libraries' documented API; the
+  factories that return them (``rf.gym.make``, ...) are covered.
+* Numba dispatchers are checked through the Python function they compile (``py_func``).
 """
 
 from __future__ import annotations
