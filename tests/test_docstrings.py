@@ -35,9 +35,9 @@ Exempt, and why:
 * Objects without Python source (builtins, C extensions): nothing here is one today; the walk
   fails on any it meets, so a new one is decided when it appears.
 * Data (``rf.catalog.GAMES``, ``rf.games.STATE_HEADER``, ...): not callable.
-* Classes no ``__all__`` names: the Gymnasium / PettingZoo adapter classes ``rf.gym`` builds on
-  first use (so that gymnasium stays optional) implement those libraries' documented API; the
-  factories that return them (``rf.gym.make``, ...) are covered.
+* Nothing: the Gymnasium / PettingZoo adapter classes, which ``rf.gym`` builds on first use (so
+  that gymnasium stays optional) and no ``__all__`` names, are walked too when gymnasium and
+  pettingzoo import (the ``test`` extra installs both).
 * Numba dispatchers are checked through the Python function they compile (``py_func``).
 """
 
@@ -242,15 +242,18 @@ def class_members(cls: type):
                 yield name, "method", attr
 
 
-def inventory() -> dict[str, list[str]]:
-    """``{qualified name: problems}`` of every public callable."""
+def inventory(functions: dict | None = None) -> dict[str, list[str]]:
+    """``{qualified name: problems}`` of every public callable (``functions`` collects the
+    function objects by the same names)."""
     out: dict[str, list[str]] = {}
     seen: set[int] = set()
+    functions = {} if functions is None else functions
 
     def visit_function(qual: str, fn, **kw):
         if id(fn) in seen:
             return
         seen.add(id(fn))
+        functions[qual] = fn
         out[qual] = problems(fn, **kw)
 
     for mod in public_modules():
@@ -270,15 +273,22 @@ def inventory() -> dict[str, list[str]]:
                 if not obj.__module__.startswith("reinfors") or not _python_source(obj):
                     out[qual] = [f"no Python source ({obj.__module__}): decide and document an exemption"]
                     continue
-                visit_class(qual, obj, out, seen)
+                visit_class(qual, obj, out, seen, functions)
             elif inspect.isfunction(obj):
                 visit_function(qual, obj)
             else:
                 out[qual] = [f"callable of unexpected kind {type(obj).__name__}: decide and document"]
+    for name in ("_gym_class", "_parallel_class", "_aec_class"):  # the rf.gym adapters, built on first use
+        try:
+            cls = getattr(rf.gym, name)()
+        except ImportError:
+            continue
+        visit_class(f"reinfors.gym.{cls.__name__}", cls, out, seen, functions)
     return out
 
 
-def visit_class(qual: str, cls: type, out: dict, seen: set) -> None:
+def visit_class(qual: str, cls: type, out: dict, seen: set, functions: dict | None = None) -> None:
+    functions = {} if functions is None else functions
     doc = cls.__doc__ if "__doc__" in vars(cls) else None
     probs = [] if doc and doc.strip() else ["no class docstring"]
     secs = sections(doc or "")
@@ -308,6 +318,7 @@ def visit_class(qual: str, cls: type, out: dict, seen: set) -> None:
         if id(fn) in seen:
             continue
         seen.add(id(fn))
+        functions[mqual] = fn
         if name == "__init__":
             if dataclasses.is_dataclass(cls) or _only_raises(fn):
                 continue
@@ -333,14 +344,32 @@ def test_the_walk_covers_every_namespace():
     for want in ("reinfors.Engine.__init__", "reinfors.Engine.collect", "reinfors.policies.PolicyHandle.AlphaZero",
                  "reinfors.games.custom", "reinfors.solvers.Cfr.iterate", "reinfors.gym.make",
                  "reinfors.distributed.Collectors.set_weights", "reinfors.ratings.fit", "reinfors.arena.gate",
-                 "reinfors.CollectStream.next", "reinfors.DqnBatch.next_obs", "reinfors.starts.RandomStartingMoves"):  # fmt: skip
+                 "reinfors.CollectStream.next", "reinfors.DqnBatch.next_obs", "reinfors.starts.RandomStartingMoves",
+                 "reinfors.gym.ReinforsAecEnv.step"):  # fmt: skip
         assert want in names, want
+
+
+def _sentinel_default(d) -> bool:
+    """A default that says nothing in a signature: ``Ellipsis``, a bare ``object()``, an address."""
+    return d is Ellipsis or type(d) is object or "object at 0x" in repr(d)
+
+
+def test_the_default_rule_can_fail():
+    assert _sentinel_default(...) and _sentinel_default(object()) and not _sentinel_default(1)
+    assert not _sentinel_default(None) and not _sentinel_default(rf.noise.Dirichlet())
 
 
 def test_signatures_show_real_defaults():
     """No ``Ellipsis`` (or bare ``object()`` sentinel) default in any public signature."""
-    import reinfors as rf
-
+    functions: dict = {}
+    inventory(functions)
+    assert len(functions) > 200
+    bad = []
+    for qual, fn in functions.items():
+        for p in inspect.signature(fn).parameters.values():
+            if _sentinel_default(p.default):
+                bad.append(f"{qual}({p.name}={p.default!r})")
+    assert not bad, bad
     shown = [str(inspect.signature(f)) for f in (rf.policies.AlphaZero, rf.Engine.collect_stream,
                                                  rf.policies.PolicyHandle.choose)]  # fmt: skip
     for text in shown:
