@@ -226,7 +226,9 @@ def test_train_deep_cfr_kuhn_smoke():
 def test_cfr_leduc_example_starts_from_the_uniform_policy():
     out = _run_example("cfr_leduc.py", "2")
     assert out.returncode == 0, out.stderr
-    rows = [line.split() for line in out.stdout.splitlines() if line.strip()[:1].isdigit()]
+    import re
+
+    rows = [line.split() for line in out.stdout.splitlines() if re.match(r"^\s*\d+\s+[-+\d.e]+\s+[-\d.]+\s+[\d.]+", line)]
     assert rows[0][0] == "0" and out.stdout.splitlines()[1].endswith("(uniform policy)")
     assert abs(float(rows[0][1]) - 2.37361) < 1e-4  # Leduc's uniform policy: NashConv 4.747 / 2 players
     assert float(rows[-1][1]) < float(rows[0][1])
