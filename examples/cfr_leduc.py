@@ -3,7 +3,10 @@
     python examples/cfr_leduc.py [iterations]
 
 The tree (9,457 nodes, 936 information states) is enumerated once from the game's kernels;
-each iteration is then a handful of array passes.  Exploitability = NashConv / players.
+each iteration is then a handful of array passes.  Exploitability = NashConv / players; the
+first row (0 iterations: the average strategy is still uniform) is the uniform policy's, the
+baseline the curve falls from towards 0, and EV(P0) approaches Leduc's game value for the
+first player (about -0.0856).
 """
 
 import sys
@@ -17,6 +20,7 @@ start = time.perf_counter()
 done = 0
 checkpoint = 1
 print(f"{'iterations':>10}  {'exploitability':>14}  {'EV(P0)':>9}  seconds")
+print(f"{0:>10}  {solver.exploitability():>14.6g}  {solver.expected_value(0):>9.5f}  {time.perf_counter() - start:7.2f}  (uniform policy)")
 while done < iterations:
     solver.iterate(min(checkpoint, iterations) - done)
     done = solver.iterations

@@ -371,7 +371,9 @@ def main(argv=None) -> int:
         "elo_curve": [[m, n, *map(lambda v: round(v, 1), results.fit(anchor="minimax2")[n])] for n, m in checkpoints],
         "accepted": accepted,
         "log": str(log.path),
+        "untrained_win_rate_vs_minimax2": curve[0][1],
     }
+    print(f"win rate vs Minimax(depth=2): untrained network {curve[0][1]:.3f} (the baseline: search alone) -> {ev['win_rate']:.3f}")
     print(json.dumps(result))
     return 0
 

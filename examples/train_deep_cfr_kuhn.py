@@ -145,6 +145,10 @@ def main(argv=None) -> int:
     expl = solver.exploitability(softmax_policy(strategy))
     curve.append([args.iterations, expl])
     print(
+        f"exploitability (NashConv / players; 0 is a Nash equilibrium): uniform policy {uniform:.4f} "
+        f"(the baseline) -> {expl:.4f} after {args.iterations} Deep CFR iterations"
+    )
+    print(
         json.dumps(
             {
                 "exploitability": expl,

@@ -15,7 +15,9 @@ Evaluation: from ``--eval-episodes`` seeded ``Env`` starts, the greedy policy of
 Q values walks until the goal (or a step cap).  The optimal return of each start is computed
 from the grid — the breadth-first shortest path from the start cell to the goal under the
 game's moves, ``(d - 1) * step + goal`` with the ``Reward``'s values — and averaged over the
-same starts.  The last stdout line is JSON with ``mean_return`` and ``optimal_return``.
+same starts.  The same evaluation of the untrained network (before the first update) is the
+baseline.  The second-last stdout line puts baseline, result and optimum side by side; the last
+is JSON with ``mean_return``, ``untrained_mean_return`` and ``optimal_return``.
 """
 
 from __future__ import annotations
@@ -130,6 +132,29 @@ def main(argv=None) -> int:
         """float32 (rows, obs) -> Q values (rows, heads, actions)."""
         return collector(obs).reshape(len(obs), K, n_actions)
 
+    # greedy evaluation on the head-mean Q values, against the computed optimum of the same starts
+    goal = (args.size - 1, args.size - 1)
+    cap = 4 * args.size * args.size
+
+    def evaluate() -> tuple[list[float], list[float]]:
+        """``(returns of the greedy policy, optimal returns)`` from the seeded evaluation starts."""
+        returns, optimal = [], []
+        for s in range(args.eval_episodes):
+            env = rf.Env(game, reward, seed=10_000 + s)
+            start = tuple(env.state()["pos"])
+            optimal.append((shortest_path(args.size, start, goal) - 1) * args.step_reward + args.goal_reward)
+            total = 0.0
+            for _ in range(cap):
+                if env.done():
+                    break
+                q = learner(env.observe(0).reshape(1, -1)).reshape(K, n_actions).mean(axis=0)
+                legal = env.legal_actions(0)
+                env.step({0: int(legal[int(np.argmax(q[legal]))])})
+                total += env.rewards[0]
+            returns.append(total)
+        return returns, optimal
+
+    untrained, _ = evaluate()  # the baseline: the same greedy walk with the initial weights
     buf = Transitions(args.replay, obs_size, n_actions, K)
     t0 = time.perf_counter()
     records = 0
@@ -165,29 +190,17 @@ def main(argv=None) -> int:
         if (update + 1) % args.target_every == 0:
             target.load_from(learner)
     train_seconds = time.perf_counter() - t0
-
-    # greedy evaluation on the head-mean Q values, against the computed optimum of the same starts
-    goal = (args.size - 1, args.size - 1)
-    returns, optimal = [], []
-    cap = 4 * args.size * args.size
-    for s in range(args.eval_episodes):
-        env = rf.Env(game, reward, seed=10_000 + s)
-        start = tuple(env.state()["pos"])
-        optimal.append((shortest_path(args.size, start, goal) - 1) * args.step_reward + args.goal_reward)
-        total = 0.0
-        for _ in range(cap):
-            if env.done():
-                break
-            q = learner(env.observe(0).reshape(1, -1)).reshape(K, n_actions).mean(axis=0)
-            legal = env.legal_actions(0)
-            env.step({0: int(legal[int(np.argmax(q[legal]))])})
-            total += env.rewards[0]
-        returns.append(total)
+    returns, optimal = evaluate()
     tail = train_returns[-200:]
+    print(
+        f"mean return over {args.eval_episodes} starts: untrained network {np.mean(untrained):.3f} (the baseline) "
+        f"-> {np.mean(returns):.3f} after {args.updates} updates; optimal {np.mean(optimal):.3f}"
+    )
     print(
         json.dumps(
             {
                 "mean_return": float(np.mean(returns)),
+                "untrained_mean_return": float(np.mean(untrained)),
                 "optimal_return": float(np.mean(optimal)),
                 "optimal_fraction": float(np.mean(np.isclose(returns, optimal))),
                 "eval_episodes": args.eval_episodes,

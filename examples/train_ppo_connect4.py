@@ -13,8 +13,11 @@ batch, then ``engine.weights_updated()``.
 
 Evaluation uses ``rf.Arena``: ``--eval-games`` games (seats alternating) of the trained policy
 (``Ppo`` sampling from the network) against ``Ppo`` on all-zero logits, i.e. a uniformly random
-legal move.  Run before training too, so the log shows the gain.  The last stdout line is JSON
-with ``win_rate_vs_random``.
+legal move.  Run before training too, so the log shows the gain: the untrained network (near
+uniform logits) is the baseline, and it already wins about half of its games against the random
+player (about 0.5; Connect4's first mover has an edge, and seats alternate).  The second-last
+stdout line puts the baseline next to the result; the last is JSON with ``win_rate_vs_random``
+and ``untrained_win_rate_vs_random``.
 """
 
 from __future__ import annotations
@@ -155,9 +158,14 @@ def main(argv=None) -> int:
     ev = evaluate(game, reward, net, args.eval_games, args.seed)
     curve.append([args.updates, ev["win_rate"]])
     print(
+        f"win rate vs a uniformly random player over {ev['games']} games: untrained network "
+        f"{curve[0][1]:.3f} (the baseline) -> {ev['win_rate']:.3f} after {args.updates} updates"
+    )
+    print(
         json.dumps(
             {
                 "win_rate_vs_random": ev["win_rate"],
+                "untrained_win_rate_vs_random": curve[0][1],
                 "draws": ev["draws"],
                 "losses": ev["losses"],
                 "games": ev["games"],

@@ -36,32 +36,77 @@ __version__ = core_version()
 
 
 def make_game(name: str, **kwargs: Any) -> games.GameHandle:
-    """Construct a game handle by name (see :func:`registered_games`)."""
+    """Construct a game handle by name (see :func:`registered_games`).
+
+    Args:
+        name: a registered game name (``"connect4"``, ``"chess"``, ...).
+        **kwargs: the game constructor's keyword arguments.
+
+    Returns:
+        The game handle.
+
+    Raises:
+        KeyError: ``name`` is not registered.
+    """
     return games.make(name, **kwargs)
 
 
 def make_policy(name: str, **kwargs: Any) -> policies.PolicyHandle:
-    """Construct a policy handle by name (see :func:`registered_policies`)."""
+    """Construct a policy handle by name (see :func:`registered_policies`).
+
+    Args:
+        name: a registered policy name (``"alphazero"``, ``"ppo"``, ...).
+        **kwargs: the policy constructor's keyword arguments.
+
+    Returns:
+        The policy handle.
+
+    Raises:
+        KeyError: ``name`` is not registered.
+    """
     return policies.make(name, **kwargs)
 
 
 def make_learner(name: str, **kwargs: Any) -> learners.LearnerHandle:
-    """Construct a learner handle by name (see :func:`registered_learners`)."""
+    """Construct a learner handle by name (see :func:`registered_learners`).
+
+    Args:
+        name: a registered learner name (``"alphazero"``, ``"dqn"``, ...).
+        **kwargs: the learner constructor's keyword arguments.
+
+    Returns:
+        The learner handle.
+
+    Raises:
+        KeyError: ``name`` is not registered.
+    """
     return learners.make(name, **kwargs)
 
 
 def registered_games() -> list[str]:
-    """Sorted registered game names."""
+    """The registered game names.
+
+    Returns:
+        The names, sorted.
+    """
     return games.registered()
 
 
 def registered_policies() -> list[str]:
-    """Sorted registered policy names."""
+    """The registered policy names.
+
+    Returns:
+        The names, sorted.
+    """
     return policies.registered()
 
 
 def registered_learners() -> list[str]:
-    """Sorted registered learner names."""
+    """The registered learner names.
+
+    Returns:
+        The names, sorted.
+    """
     return learners.registered()
 
 

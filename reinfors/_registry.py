@@ -11,11 +11,26 @@ def registry(kind: str, table: dict[str, Callable[..., Any]]):
     ``KeyError("unknown <kind> 'x'; registered: [...]")`` for an unknown name, as the original."""
 
     def registered() -> list[str]:
-        """The registered names, sorted, for ``make``."""
+        """The registered names, for ``make``.
+
+        Returns:
+            The names, sorted.
+        """
         return sorted(table)
 
-    def make(name: str, **kwargs: Any):
-        """Construct by name; kwargs match the typed constructor."""
+    def make(name: str, **kwargs: Any) -> Any:
+        """Construct a handle by its registered name.
+
+        Args:
+            name: a registered name (see ``registered()``).
+            **kwargs: the typed constructor's keyword arguments.
+
+        Returns:
+            What the typed constructor returns for ``kwargs``.
+
+        Raises:
+            KeyError: ``name`` is not registered (the message lists the registered names).
+        """
         try:
             ctor = table[name]
         except KeyError:  # an unhashable name is the dict lookup's own TypeError, as the original

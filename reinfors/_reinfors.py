@@ -26,12 +26,20 @@ VERSION = "0.4.0"
 
 
 def core_version() -> str:
-    """The library version (``rf.__version__ == rf.core_version()``)."""
+    """The library version (``rf.__version__ == rf.core_version()``).
+
+    Returns:
+        The version string (``"0.4.0"``: the API this build implements).
+    """
     return VERSION
 
 
 def build_info() -> dict:
-    """Build identity: ``git_sha``, ``git_dirty``, ``git_tag``, ``profile``, ``version``."""
+    """Build identity.
+
+    Returns:
+        ``{"git_sha", "git_dirty", "git_tag", "profile", "version"}``.
+    """
     from ._buildinfo import build_info as _bi
 
     return _bi(VERSION)

@@ -80,6 +80,12 @@ class View:
     ``obs`` is ``env.observe(agent)`` (float32 of the game's observation shape),
     ``legal_actions`` the mover's legal action ids, ``agent`` the seat it plays, ``ticks`` the
     number of steps played so far in the game (opening moves included).
+
+    Attributes:
+        obs (numpy.ndarray): float32, the game's observation shape: the mover's observation.
+        legal_actions (list[int]): the mover's legal action ids.
+        agent (int): the seat the contestant plays.
+        ticks (int): steps played so far (opening moves included).
     """
 
     obs: Any
@@ -90,8 +96,16 @@ class View:
 
 @dataclass
 class GameResult:
-    """One finished game.  ``seats[agent]`` is the contestant playing ``agent``; ``payoffs`` are
-    the summed rewards by CONTESTANT index; ``actions`` the whole game, opening included."""
+    """One finished game.
+
+    Attributes:
+        game_id (int): the game's index in the match (0 to ``n_games - 1``).
+        opening_id (int): the opening it started from; the two games of a pair share it.
+        seats (tuple[int, ...]): ``seats[agent]`` is the contestant playing ``agent``.
+        payoffs (tuple[float, ...]): the summed rewards by CONTESTANT index.
+        length (int): the game's steps, opening included.
+        actions (list[int]): the whole game's actions, opening included.
+    """
 
     game_id: int
     opening_id: int
@@ -103,7 +117,12 @@ class GameResult:
 
 @dataclass
 class ArenaResult:
-    """All games of one :meth:`Arena.play`, sorted by ``game_id``."""
+    """All games of one :meth:`Arena.play`, sorted by ``game_id``.
+
+    Attributes:
+        games (list[GameResult]): the finished games.
+        n_contestants (int): contestants in the match (2).
+    """
 
     games: list[GameResult]
     n_contestants: int = 2
@@ -113,6 +132,12 @@ class ArenaResult:
 
         The two games of a pair share an opening, so they are not independent: each pair is
         averaged first and the standard error is taken across pairs (``inf`` with one pair).
+
+        Args:
+            contestant: the contestant's index in ``Arena(contestants=...)``.
+
+        Returns:
+            ``(mean, stderr)`` over opening pairs.
         """
         by_pair: dict[int, list[float]] = {}
         for g in self.games:
@@ -126,7 +151,14 @@ class ArenaResult:
         return mean, sqrt(var / n)
 
     def seat_payoffs(self, contestant: int) -> dict[int, float]:
-        """``{agent seat: mean payoff}`` of ``contestant`` split by the seat it played."""
+        """``contestant``'s mean payoff split by the seat it played.
+
+        Args:
+            contestant: the contestant's index.
+
+        Returns:
+            ``{agent seat: mean payoff}``.
+        """
         by_seat: dict[int, list[float]] = {}
         for g in self.games:
             by_seat.setdefault(g.seats.index(contestant), []).append(g.payoffs[contestant])
@@ -149,6 +181,14 @@ class External:
     queued ``on_action`` calls included — and equally the end-of-game work (notifications plus
     ``close``).  A turn over budget fails the run with ``TimeoutError``; an agent that raises
     (or returns an illegal action) fails it with ``RuntimeError``.
+
+    Args:
+        factory: builds one agent (an object with ``act(view) -> int``) per game.
+        workers: agents alive at once, each on its own thread (>= 1).
+        timeout: seconds each turn may take; ``None`` is no limit.
+
+    Raises:
+        ValueError: ``workers`` below 1, or a ``timeout`` that is not finite and positive.
     """
 
     def __init__(self, factory: Callable[[], Any], workers: int = 1, timeout: float | None = None) -> None:
@@ -227,6 +267,21 @@ class Arena:
     :class:`reinfors.starts.RandomStartingMoves` (None = the game's own initial state);
     ``batch_delay`` (seconds) lets searched batches wait that long for external agents still
     thinking, so fewer, larger batches go out.
+
+    Args:
+        game: a two-player sequential game (``rf.games.Connect4()``, ...).
+        reward: reward weights (``rf.Reward``), or ``None`` for the game's defaults.
+        contestants: two entries, each ``(policy, infer, gamma)`` or an :class:`External`.
+        n_slots: games played at once (>= 1).
+        start: an opening generator (``generate(game, reward, seed)``), or ``None``.
+        seed: the seed of the openings and of the searches' random streams.
+        batch_delay: seconds searched batches may wait for external agents (finite, >= 0).
+
+    Raises:
+        TypeError: a ``start`` without ``generate``, or a game / reward ``rf.Env`` refuses.
+        ValueError: not two contestants, more than one ``External``, ``n_slots`` below 1, a
+            negative ``batch_delay``, a game that is not two-player sequential, or a
+            contestant that is not ``(policy, infer, gamma)``.
     """
 
     def __init__(
@@ -276,6 +331,18 @@ class Arena:
 
         ``progress=True`` shows a tqdm bar of finished games; the default (None) shows it for a
         long match (100 games or more) when stderr is a terminal.
+
+        Args:
+            n_games: games to play, an even number >= 2 (each opening from both seats).
+            progress: show a progress bar; ``None`` decides as above.
+
+        Returns:
+            The games, sorted by ``game_id``.
+
+        Raises:
+            ValueError: an odd ``n_games`` or one below 2.
+            TimeoutError: an ``External`` agent ran over its ``timeout``.
+            RuntimeError: an ``External`` agent raised or returned an illegal action.
         """
         if n_games < 2 or n_games % 2 != 0:
             raise ValueError("n_games must be even (openings are played from both seats)")

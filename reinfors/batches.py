@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ._validate import as_unsigned
 
 __all__ = ["TreeStrapBatch", "DqnBatch", "AlphaZeroBatch", "PpoBatch"]
@@ -30,6 +32,14 @@ class _Batch:
     _POSITIONAL: tuple[str, ...] = ()
 
     def __init__(self, **fields: Any):
+        """Internal: the engine builds batches.
+
+        Args:
+            **fields: every field of the batch type, by name.
+
+        Raises:
+            TypeError: a field is missing.
+        """
         missing = set(self._FIELDS) - set(fields)
         if missing:
             raise TypeError(f"{type(self).__name__} missing fields {sorted(missing)}")
@@ -57,8 +67,14 @@ class _Batch:
         return f"{type(self).__name__}(records={m})"
 
 
-def _field(name: str, doc: str):
-    return property(lambda self: getattr(self, "_" + name), doc=doc)
+def _field(name: str, doc: str, kind: type = np.ndarray) -> property:
+    """A read-only field: the same object on every access, typed ``kind`` (``dict`` for telemetry)."""
+
+    def get(self):  # annotated below: the field's type
+        return getattr(self, "_" + name)
+
+    get.__annotations__["return"] = kind
+    return property(get, doc=doc)
 
 
 _GEN_DOC = (
@@ -82,7 +98,8 @@ class TreeStrapBatch(_Batch):
             trains each head.
         weights_generations (numpy.ndarray): int64 ``(M,)``: the weights generation the record's
             decision was last inferred under (not in 0.4.0; see the module docstring).
-        telemetry (dict): the collect window's 22 telemetry keys.
+        telemetry (dict): the collect window's 22 telemetry keys (the
+            [telemetry table][telemetry-table]).
     """
 
     _FIELDS = ("obs", "players", "weights_generations", "targets", "masks", "telemetry")
@@ -92,7 +109,7 @@ class TreeStrapBatch(_Batch):
     weights_generations = _field("weights_generations", _GEN_DOC)
     targets = _field("targets", "float64 (M, heads, A) searched action targets")
     masks = _field("masks", "float32 (M, heads) bootstrap membership")
-    telemetry = _field("telemetry", "dict of collection telemetry")
+    telemetry = _field("telemetry", "dict of the collect window's telemetry (docs/reference/telemetry.md)", dict)
 
 
 class DqnBatch(_Batch):
@@ -125,7 +142,8 @@ class DqnBatch(_Batch):
         next_legal_offsets (numpy.ndarray): int64 ``(M + 1,)``: CSR offsets of ``next_legal_ids``.
         weights_generations (numpy.ndarray): int64 ``(M,)``: the weights generation the decision was
             inferred under (not in 0.4.0).
-        telemetry (dict): the collect window's 22 telemetry keys.
+        telemetry (dict): the collect window's 22 telemetry keys (the
+            [telemetry table][telemetry-table]).
     """
 
     _FIELDS = (
@@ -160,7 +178,7 @@ class DqnBatch(_Batch):
     legal_offsets = _field("legal_offsets", "int64 (M+1,) CSR offsets")
     next_legal_ids = _field("next_legal_ids", "int64 CSR ids of successor legal actions")
     next_legal_offsets = _field("next_legal_offsets", "int64 (M+1,) CSR offsets")
-    telemetry = _field("telemetry", "dict of collection telemetry")
+    telemetry = _field("telemetry", "dict of the collect window's telemetry (docs/reference/telemetry.md)", dict)
 
 
 class AlphaZeroBatch(_Batch):
@@ -187,7 +205,8 @@ class AlphaZeroBatch(_Batch):
         legal_offsets (numpy.ndarray): int64 ``(M + 1,)``: CSR offsets.
         weights_generations (numpy.ndarray): int64 ``(M,)``: the weights generation of the search's
             last inference (not in 0.4.0).
-        telemetry (dict): the collect window's 22 telemetry keys.
+        telemetry (dict): the collect window's 22 telemetry keys (the
+            [telemetry table][telemetry-table]).
     """
 
     _FIELDS = (
@@ -210,7 +229,7 @@ class AlphaZeroBatch(_Batch):
     policy_weights = _field("policy_weights", "float64 (M,) 1 = mover row, 0 = value-only row")
     legal_ids = _field("legal_ids", "int64 CSR ids")
     legal_offsets = _field("legal_offsets", "int64 (M+1,) CSR offsets")
-    telemetry = _field("telemetry", "dict of collection telemetry")
+    telemetry = _field("telemetry", "dict of the collect window's telemetry (docs/reference/telemetry.md)", dict)
 
 
 class PpoBatch(_Batch):
@@ -233,7 +252,8 @@ class PpoBatch(_Batch):
         legal_offsets (numpy.ndarray): int64 ``(M + 1,)``: CSR offsets.
         weights_generations (numpy.ndarray): int64 ``(M,)``: the weights generation the decision was
             inferred under (not in 0.4.0).
-        telemetry (dict): the collect window's 22 telemetry keys.
+        telemetry (dict): the collect window's 22 telemetry keys (the
+            [telemetry table][telemetry-table]).
     """
 
     _FIELDS = (
@@ -259,7 +279,7 @@ class PpoBatch(_Batch):
     values = _field("values", "float64 (M,) collection-time critic")
     legal_ids = _field("legal_ids", "int64 CSR ids")
     legal_offsets = _field("legal_offsets", "int64 (M+1,) CSR offsets")
-    telemetry = _field("telemetry", "dict of collection telemetry")
+    telemetry = _field("telemetry", "dict of the collect window's telemetry (docs/reference/telemetry.md)", dict)
 
     def __len__(self):
         raise TypeError("object of type 'PpoBatch' has no len()")
@@ -293,7 +313,8 @@ class DeepCfrBatch(_Batch):
         strategy_legal_offsets (numpy.ndarray): int64 ``(Ns + 1,)``: CSR offsets.
         strategy_legal_ids (numpy.ndarray): int64 ``(nnz,)``: legal action ids.
         strategy_probs (numpy.ndarray): float64 ``(nnz,)``: regret-matched probabilities.
-        telemetry (dict): the 10 Deep CFR telemetry keys.
+        telemetry (dict): the 10 Deep CFR telemetry keys (the
+            [telemetry table][deep-cfr-telemetry-table]).
     """
 
     _FIELDS = (
@@ -321,7 +342,7 @@ class DeepCfrBatch(_Batch):
     strategy_legal_offsets = _field("strategy_legal_offsets", "int64 (Ns+1,) CSR offsets")
     strategy_legal_ids = _field("strategy_legal_ids", "int64 (nnz,) legal action ids")
     strategy_probs = _field("strategy_probs", "float64 (nnz,) regret-matched probabilities")
-    telemetry = _field("telemetry", "dict of the 10 Deep CFR telemetry keys")
+    telemetry = _field("telemetry", "dict of the 10 Deep CFR telemetry keys", dict)
 
     def __new__(cls, *args, **kwargs):
         raise TypeError("No constructor defined for DeepCfrBatch")

@@ -45,6 +45,21 @@ class GameInfo:
     ``players`` is a count or an inclusive range (``"2-8"``); ``reward_keys`` are the game's
     reward keys with their defaults, in declaration order; ``reached_state_starts`` says whether
     the Engine's ``start_buffer`` works on the game; ``algorithms`` are keys of ``ALGORITHMS``.
+
+    Attributes:
+        label (str): the display name (``"Connect 4"``).
+        players (str): a count or an inclusive range (``"2-8"``).
+        dynamics (str): ``"Sequential"`` or ``"Simultaneous"``.
+        chance (str): what is random (``"No"``, ``"Dice"``, ``"Card deal"``, ...).
+        information (str): ``"Perfect"`` or ``"Imperfect"``.
+        actions (str): the action set in words (``"7 columns"``).
+        observation (str): the observation's form.
+        reward_keys (tuple[tuple[str, float], ...]): ``(key, default weight)`` pairs in
+            declaration order.
+        adapters (str): the standard APIs it is exposed through (Gymnasium, PettingZoo).
+        reached_state_starts (bool): ``Engine(start_buffer=True)`` works on it.
+        algorithms (tuple[str, ...]): keys of ``ALGORITHMS`` that run on it.
+        summary (str): one sentence on what it is for.
     """
 
     label: str
@@ -64,7 +79,24 @@ class GameInfo:
 @dataclass(frozen=True)
 class AlgorithmInfo:
     """Catalogue facts about one training workflow (``ALGORITHMS[name]``): the policy (or solver)
-    and learner it composes, the batch it produces and the network output it needs."""
+    and learner it composes, the batch it produces and the network output it needs.
+
+    Attributes:
+        label (str): the display name (``"AlphaZero"``).
+        workflow (str): how training proceeds, in words.
+        policy_or_solver (str): the policy or solver constructor.
+        learner (str | None): the learner constructor (None for solvers).
+        training_output (str): the batch it produces.
+        example_label (str): the original's example's title.
+        example_anchor (str): the original's example's anchor in its docs.
+        players (str): the player counts it supports.
+        dynamics (str): sequential and/or simultaneous.
+        chance (str): how it handles chance.
+        information (str): perfect and/or imperfect information.
+        network (str): the callback's output.
+        summary (str): what it does.
+        references (tuple[tuple[str, str], ...]): ``(title, url)`` of the papers.
+    """
 
     label: str
     workflow: str
@@ -84,8 +116,15 @@ class AlgorithmInfo:
 
 @dataclass(frozen=True)
 class EncoderInfo:
-    """Catalogue facts about one observation encoder (``ENCODER_INFO[name]``); ``game`` is the
-    ``GameInfo.label`` of the game it encodes."""
+    """Catalogue facts about one observation encoder (``ENCODER_INFO[name]``).
+
+    Attributes:
+        label (str): the display name.
+        game (str): the ``GameInfo.label`` of the game it encodes.
+        shape (str): the observation shape (with its parameters).
+        constructor (str): how to build it (``"rf.encoders.Connect4()"``).
+        summary (str): what the planes hold.
+    """
 
     label: str
     game: str

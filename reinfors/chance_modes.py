@@ -16,11 +16,18 @@ class ChanceModeHandle:
     __slots__ = ("_name", "_samples")
 
     def __init__(self, name: str, samples: int = 0):
+        """Internal: build one with :meth:`AlwaysResample`, :meth:`Committed` or :meth:`ExpandAll`.
+
+        Args:
+            name: the registry name (``"always_resample"``, ``"committed"``, ``"expand_all"``).
+            samples: draws per chance edge (``Committed`` only).
+        """
         self._name = name
         self._samples = samples
 
     @property
     def name(self) -> str:
+        """The mode's registry name: ``"always_resample"``, ``"committed"`` or ``"expand_all"``."""
         return self._name
 
     def _config(self) -> dict:
@@ -33,14 +40,31 @@ class ChanceModeHandle:
 
     @staticmethod
     def AlwaysResample() -> ChanceModeHandle:
-        """Draw a fresh outcome on every traversal (unbiased; the default of AlphaZero/Mcts)."""
+        """Draw a fresh outcome on every traversal (unbiased; the default of AlphaZero/Mcts).
+
+        Returns:
+            The chance mode.
+        """
         return ChanceModeHandle("always_resample")
 
     @staticmethod
-    def Committed(samples=1) -> ChanceModeHandle:
-        """Freeze ``samples`` draws per chance edge (for wide fans).  Any u64 is accepted here; an
-        Engine or ``choose`` refuses more than 2**20 (``chance samples must be <= 1048576``),
-        as 0.4.0."""
+    def Committed(samples: int = 1) -> ChanceModeHandle:
+        """Freeze ``samples`` draws per chance edge (for wide fans).
+
+        Any u64 is accepted here; an Engine or ``choose`` refuses more than 2**20 (``chance
+        samples must be <= 1048576``), as 0.4.0.
+
+        Args:
+            samples: outcomes drawn once per chance edge and reused by every traversal (>= 1).
+
+        Returns:
+            The chance mode.
+
+        Raises:
+            TypeError: ``samples`` is not an int.
+            OverflowError: ``samples`` is negative or past 2**64 - 1.
+            ValueError: ``samples`` is 0.
+        """
         k = _as_unsigned("samples", samples)
         if k < 1:
             raise ValueError("samples must be >= 1")
@@ -48,7 +72,11 @@ class ChanceModeHandle:
 
     @staticmethod
     def ExpandAll() -> ChanceModeHandle:
-        """Evaluate every outcome with its probability (exact for narrow fans)."""
+        """Evaluate every outcome with its probability (exact for narrow fans).
+
+        Returns:
+            The chance mode.
+        """
         return ChanceModeHandle("expand_all")
 
 

@@ -144,8 +144,21 @@ def _uci_of(board, turn, action) -> str | None:
     return _sq_name(int(frm)) + _sq_name(int(to)) + _PROMO.get(int(promo), "")
 
 
-def chess_action_uci(action, fen) -> str:
-    """The UCI text of 8x8x73 ``action`` in the position ``fen`` (ValueError unless legal)."""
+def chess_action_uci(action: int, fen: str) -> str:
+    """The UCI text of 8x8x73 ``action`` in the position ``fen``.
+
+    Args:
+        action: an AlphaZero 8x8x73 action id (0 to 4671), as ``rf.games.Chess`` uses.
+        fen: the position in Forsyth-Edwards notation.
+
+    Returns:
+        The move in UCI notation (``"e2e4"``, ``"e7e8q"``).
+
+    Raises:
+        TypeError: ``action`` is not an int or ``fen`` not a str.
+        OverflowError: a negative ``action``.
+        ValueError: a malformed ``fen``, or an action that does not decode to a legal move.
+    """
     a = as_unsigned("action", action)
     pos = _position(fen)
     board, turn = pos[0], pos[1]
@@ -157,8 +170,20 @@ def chess_action_uci(action, fen) -> str:
     return uci
 
 
-def chess_uci_action(uci, fen) -> int:
-    """The 8x8x73 action id of the UCI move ``uci`` in the position ``fen`` (ValueError unless legal)."""
+def chess_uci_action(uci: str, fen: str) -> int:
+    """The 8x8x73 action id of the UCI move ``uci`` in the position ``fen``.
+
+    Args:
+        uci: a move in UCI notation (``"e2e4"``).
+        fen: the position in Forsyth-Edwards notation.
+
+    Returns:
+        The AlphaZero 8x8x73 action id (0 to 4671).
+
+    Raises:
+        TypeError: ``uci`` or ``fen`` is not a str.
+        ValueError: a malformed ``fen``, or a move that is not legal in it.
+    """
     if not isinstance(uci, str):
         raise TypeError(f"argument 'uci': '{type(uci).__name__}' object cannot be converted to 'PyString'")
     pos = _position(fen)

@@ -58,8 +58,27 @@ def _handle(kw: dict, key: str, registry, revisions: dict | None = None) -> None
     kw[key] = registry.make(block.pop("name"), **block)
 
 
-def engine_from_config(config) -> Engine:
-    """Build an :class:`Engine` from a nested config dict (see the module docstring)."""
+def engine_from_config(config: Mapping[str, Any]) -> Engine:
+    """Build an :class:`Engine` from a nested config dict.
+
+    Blocks: ``game``, ``policy``, ``learner`` (each ``{"name": ..., **constructor kwargs}``),
+    ``engine`` (``Engine`` kwargs), optional ``reward`` and ``schema_version`` (1); nested
+    ``encoder`` / ``chance`` / ``noise`` blocks become handles, null engine values the defaults.
+    ``engine_from_config(e.resolved_config())`` (also after a JSON round trip) builds an engine
+    with an equal config, an equal fingerprint and identical records.
+
+    Args:
+        config: the nested config, e.g. ``Engine.resolved_config()``.
+
+    Returns:
+        The engine.
+
+    Raises:
+        TypeError: ``config`` or a block is not a dict.
+        KeyError: a missing block, a block without ``name``, or an unknown registry name.
+        ValueError: an unsupported ``schema_version``, a removed field, a revision mismatch,
+            or what the constructors refuse.
+    """
     if not isinstance(config, Mapping):
         raise TypeError(f"argument 'config': must be a dict, got {type(config).__name__}")
     schema = config.get("schema_version")

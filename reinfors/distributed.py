@@ -54,7 +54,12 @@ _U64 = 1 << 64
 
 
 class CollectorError(RuntimeError):
-    """A collector actor failed; ``actor_id`` names it and ``__cause__`` is its exception."""
+    """A collector actor failed; ``actor_id`` names it and ``__cause__`` is its exception.
+
+    Args:
+        actor_id: the failed actor's index.
+        message: what failed.
+    """
 
     def __init__(self, actor_id: int, message: str):
         super().__init__(message)
@@ -216,7 +221,7 @@ class Collectors:
         """The learner's current weights version (-1 before the first :meth:`set_weights`)."""
         return self._version
 
-    def set_weights(self, weights) -> int:
+    def set_weights(self, weights: Any) -> int:
         """Publish new weights to the actors.
 
         Collects already running finish under the weights they started with; each actor picks

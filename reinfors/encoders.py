@@ -58,7 +58,18 @@ class EncoderHandle:
 
     __slots__ = ("_name", "_game", "_module", "_custom", "_options")
 
-    def __init__(self, name: str, game: str, module: str | None = None, custom=None, options=None):
+    def __init__(
+        self, name: str, game: str, module: str | None = None, custom: tuple | None = None, options: dict | None = None
+    ):
+        """Internal: build one with the static constructors or :func:`make`.
+
+        Args:
+            name: the registry name (``"connect4"``, ``"relative_chess"``, ...).
+            game: the registry name of the game it encodes.
+            module: the import path of the built-in game module that holds its kernels.
+            custom: ``(encode, obs_shape, low, high, n_actions)`` of a user-defined encoder.
+            options: encoder parameters (e.g. ``history_length``).
+        """
         self._name = name
         self._game = game
         self._module = module
@@ -148,37 +159,65 @@ class EncoderHandle:
 
     @staticmethod
     def Connect4() -> EncoderHandle:
-        """Connect 4 planes ``(2, 6, 7)``."""
+        """Connect 4 planes ``(2, 6, 7)``.
+
+        Returns:
+            The encoder.
+        """
         return _builtin("connect4")
 
     @staticmethod
     def GridWorld() -> EncoderHandle:
-        """GridWorld planes ``(2, size, size)``."""
+        """GridWorld planes ``(2, size, size)``.
+
+        Returns:
+            The encoder.
+        """
         return _builtin("gridworld")
 
     @staticmethod
     def Snake() -> EncoderHandle:
-        """Snake planes ``(5, grid_size, grid_size)``."""
+        """Snake planes ``(5, grid_size, grid_size)``.
+
+        Returns:
+            The encoder.
+        """
         return _builtin("snake")
 
     @staticmethod
     def KuhnPoker() -> EncoderHandle:
-        """Kuhn poker vector ``(3 * players, 1, 1)``."""
+        """Kuhn poker vector ``(3 * players, 1, 1)``.
+
+        Returns:
+            The encoder.
+        """
         return _builtin("kuhn_poker")
 
     @staticmethod
     def TexasHoldem() -> EncoderHandle:
-        """Texas Hold'em planes ``(2 * num_players + 19, 4, 13)``."""
+        """Texas Hold'em planes ``(2 * num_players + 19, 4, 13)``.
+
+        Returns:
+            The encoder.
+        """
         return _builtin("texas_holdem")
 
     @staticmethod
     def Backgammon() -> EncoderHandle:
-        """OpenSpiel's backgammon observation tensor ``(200, 1, 1)``."""
+        """OpenSpiel's backgammon observation tensor ``(200, 1, 1)``.
+
+        Returns:
+            The encoder.
+        """
         return _builtin("backgammon")
 
     @staticmethod
     def LeducPoker() -> EncoderHandle:
-        """Leduc poker vector ``(21, 1, 1)``."""
+        """Leduc poker vector ``(21, 1, 1)``.
+
+        Returns:
+            The encoder.
+        """
         return _builtin("leduc_poker")
 
 
@@ -188,27 +227,43 @@ def _builtin(name: str, **options) -> EncoderHandle:
 
 
 def _minimal_chess() -> EncoderHandle:
-    """Chess planes ``(19, 8, 8)`` in the absolute frame (the chess default)."""
+    """Chess planes ``(19, 8, 8)`` in the absolute frame (the chess default).
+
+    Returns:
+        The encoder.
+    """
     return _builtin("minimal_chess")
 
 
 def _relative_chess() -> EncoderHandle:
-    """Chess planes ``(19, 8, 8)`` in the observer's frame, with a mirrored head map for agent 1."""
+    """Chess planes ``(19, 8, 8)`` in the observer's frame, with a mirrored head map for agent 1.
+
+    Returns:
+        The encoder.
+    """
     return _builtin("relative_chess")
 
 
 def _openspiel_chess() -> EncoderHandle:
-    """OpenSpiel's chess observation tensor ``(20, 8, 8)``."""
+    """OpenSpiel's chess observation tensor ``(20, 8, 8)``.
+
+    Returns:
+        The encoder.
+    """
     return _builtin("openspiel_chess")
 
 
-def _alphazero_chess(history_length=8) -> EncoderHandle:
+def _alphazero_chess(history_length: int = 8) -> EncoderHandle:
     """AlphaZero's chess planes ``(14 * history_length + 7, 8, 8)``.
 
     Args:
         history_length: positions of history stacked into the planes (>= 1; 8 as in AlphaZero).
 
+    Returns:
+        The encoder.
+
     Raises:
+        TypeError: ``history_length`` is not an int.
         OverflowError: a negative ``history_length``.
         ValueError: ``history_length`` below 1, or so large the tensor would exceed 2^31
             elements.
@@ -258,12 +313,20 @@ class _RevisedEncoder(EncoderHandle):
 
 
 def _car_racing_pixels() -> EncoderHandle:
-    """CarRacing's rendered frame ``(3, 96, 96)``, raw 0-255, channel-major (the default)."""
+    """CarRacing's rendered frame ``(3, 96, 96)``, raw 0-255, channel-major (the default).
+
+    Returns:
+        The encoder.
+    """
     return _RevisedEncoder("car_racing_pixels", "car_racing", _BUILTIN["car_racing_pixels"][1], options={"revision": 2})
 
 
 def _car_racing_vec() -> EncoderHandle:
-    """CarRacing's 21 pose / velocity / wheel / progress features ``(1, 1, 21)``."""
+    """CarRacing's 21 pose / velocity / wheel / progress features ``(1, 1, 21)``.
+
+    Returns:
+        The encoder.
+    """
     return _RevisedEncoder("car_racing_vec", "car_racing", _BUILTIN["car_racing_vec"][1], options={"revision": 1})
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -50,6 +52,7 @@ from .learners import LearnerHandle
 from .policies import PolicyHandle
 from .rewards import Reward
 from .snapshot import EngineSnapshot
+from .stream import CollectStream
 
 __all__ = ["Engine"]
 
@@ -103,17 +106,6 @@ _HELD = (
 )
 
 
-class _Default:
-    """``collect_stream``'s depth default (shown as ``...``; an explicit Ellipsis is a TypeError,
-    as in the original)."""
-
-    def __repr__(self) -> str:
-        return "..."
-
-
-_DEPTH_DEFAULT = _Default()
-
-
 def _compat_error() -> ValueError:
     return ValueError(f"incompatible policy/learner composition; see {CATALOGUE_COMPAT}")
 
@@ -140,24 +132,74 @@ def _learn_players_arg(value) -> list[int] | None:
 
 
 class Engine:
-    """Parallel self-play collector: ``Engine(game, reward, policy, learner, n_games, ...)``."""
+    """The parallel self-play collector: runs ``n_games`` episodes at once and returns training
+    records shaped for the learner.
+
+    An engine composes a game, a reward, a policy (how moves are chosen) and a learner (how
+    decisions become records); the policy and learner must pair (``rf.catalog``).  Construction
+    validates everything and compiles nothing: the first :meth:`collect` compiles (or loads from
+    the on-disk cache) the composition's kernels.  Each :meth:`collect` then steps every slot
+    with worker threads, sends the observations that need a network evaluation to your
+    ``infer`` callback in batches, and returns a batch: :class:`~reinfors.PpoBatch`,
+    :class:`~reinfors.DqnBatch`, :class:`~reinfors.AlphaZeroBatch` or
+    :class:`~reinfors.TreeStrapBatch`, whose ``telemetry`` dict holds the keys of the
+    [telemetry table][telemetry-table].
+
+    Batches are bit-identical for a seed at any ``n_threads`` and ``batch_size`` (and with or
+    without ``pad`` and the cache), provided the callback computes each row independently.
+
+    Example::
+
+        engine = rf.Engine(rf.games.Connect4(), rf.Reward(win=1.0, loss=-1.0),
+                           rf.policies.Ppo(), rf.learners.Ppo(), n_games=64)
+        batch = engine.collect(4096, lambda obs: (np.zeros((len(obs), 7)), np.zeros(len(obs))))
+
+    Args:
+        game: the game (``rf.games.Connect4()``, a custom game, ...).
+        reward: reward weights; ``None`` (or ``rf.Reward()``) is the game's defaults.
+        policy: how moves are chosen (``rf.policies``).
+        learner: how decisions become records (``rf.learners``); must pair with ``policy``.
+        n_games: episode slots run at once (state, not threads): 1 to 65,536, within a byte
+            ceiling for the composition.
+        seed: the root seed of every slot's RNG stream, ``0 <= seed < 2**64``.
+        start_buffer: Snake only: start a share ``1 - p_fresh`` of episodes from a reservoir of
+            reached states.
+        start_buffer_capacity: the reservoir's size (>= 1 with ``start_buffer``).
+        p_fresh: the share of episodes started fresh, in [0, 1] (with ``start_buffer``).
+        infer_cache: entries per inference-cache partition (one per route); 0 turns the cache
+            off.  Batches are the same either way.
+        learn_players: the players whose decisions become records (all players still act);
+            ``None`` is every player.
+        pad: zero-pad every callback call to exactly ``batch_size`` rows (a shared callback
+            only).
+        batch_size: the rows queued before a callback call fires (at most 2**20); 0 is
+            automatic.
+        n_threads: worker threads (at most 512); 0 is one per core, at most ``n_games``.
+
+    Raises:
+        TypeError: an argument of the wrong type (e.g. a ``game`` that is not a ``GameHandle``).
+        OverflowError: a negative count or seed, or one past ``2**64 - 1``.
+        ValueError: an argument out of range, a policy and learner that do not pair, a policy
+            that does not suit the game (a search on a hidden-information game, Minimax on a
+            game that is not two-player sequential, ...), or a reward that Minimax cannot negate.
+    """
 
     def __init__(
         self,
-        game,
-        reward,
-        policy,
-        learner,
-        n_games,
-        seed=0,
-        start_buffer=False,
-        start_buffer_capacity=1000,
-        p_fresh=0.05,
-        infer_cache=0,
-        learn_players=None,
-        pad=False,
-        batch_size=0,
-        n_threads=0,
+        game: GameHandle,
+        reward: Reward | None,
+        policy: PolicyHandle,
+        learner: LearnerHandle,
+        n_games: int,
+        seed: int = 0,
+        start_buffer: bool = False,
+        start_buffer_capacity: int = 1000,
+        p_fresh: float = 0.05,
+        infer_cache: int = 0,
+        learn_players: Sequence[int] | None = None,
+        pad: bool = False,
+        batch_size: int = 0,
+        n_threads: int = 0,
     ):
         if not isinstance(game, GameHandle):
             raise TypeError(f"argument 'game': '{type(game).__name__}' object cannot be converted to 'GameHandle'")
@@ -279,7 +321,12 @@ class Engine:
     # -- configuration --------------------------------------------------------------------------
 
     def resolved_config(self) -> dict:
-        """The fully resolved composition (defaults filled in), JSON-compatible."""
+        """The fully resolved composition (defaults filled in), JSON-compatible.
+
+        Returns:
+            ``{"engine", "game", "learner", "policy", "reward", "reinfors_version",
+            "schema_version"}`` blocks; ``rf.engine_from_config`` rebuilds the engine from it.
+        """
         sb, cap, pf = self._start_buffer
         from . import __version__
 
@@ -303,15 +350,32 @@ class Engine:
         }
 
     def config_fingerprint(self) -> str:
-        """64 lowercase hex chars over the canonical composition (batch_size, n_threads, pad and
-        infer_cache included)."""
+        """A hash of the canonical composition (batch_size, n_threads, pad and infer_cache
+        included).
+
+        Returns:
+            64 lowercase hex characters.
+        """
         return _canon.fingerprint(self.resolved_config())
 
     # -- weights ----------------------------------------------------------------------------------
 
-    def weights_updated(self, player=None) -> None:
-        """Bump the weights generation (thread-safe; callable during a stream).  With the cache
-        off this only counts."""
+    def weights_updated(self, player: int | None = None) -> None:
+        """Bump the weights generation (thread-safe; callable during a stream).
+
+        Records inferred from now on carry the new generation (``batch.weights_generations``);
+        inference-cache entries of older generations are no longer served.  With the cache off
+        this only counts.
+
+        Args:
+            player: the player whose network changed; ``None`` is every player (one shared
+                network).
+
+        Raises:
+            TypeError: ``player`` is not an int.
+            OverflowError: a negative ``player``.
+            ValueError: ``player`` is not a player of the game.
+        """
         if player is not None:
             p = as_unsigned("player", player)
             n = self._game._def.n_players
@@ -429,7 +493,9 @@ class Engine:
         # In place unless the cache logs the rows: its log stores them whole.
         return PVValidator(d.n_actions, "AlphaZero" if pol.name == "alphazero" else "Ppo", in_place=not self._infer_cache)
 
-    def collect(self, n_records, infer, *, progress: bool = False):
+    def collect(
+        self, n_records: int, infer: Callable[[np.ndarray], Any] | Sequence[Callable[[np.ndarray], Any]], *, progress: bool = False
+    ) -> AlphaZeroBatch | DqnBatch | PpoBatch | TreeStrapBatch:
         """Collect at least ``n_records`` records (a floor; batches may exceed it).
 
         ``infer(obs)`` receives float32 ``(rows, obs_size)`` (a zero-copy, C-contiguous view)
@@ -440,6 +506,25 @@ class Engine:
         ``padded_rows``, ``stall_closes``, ``stall_releases``; with ``infer_cache`` also
         ``infer_rows``, ``cache_hits``, ``cache_demotions``) depend on timing; records and every
         other key are a function of the seed.
+
+        Args:
+            n_records: the least number of records to return.
+            infer: the network: ``infer(obs)`` for every player, or one callable per player.  It
+                returns ``(logits (rows, >= A), values (rows,))`` for ``Ppo`` / ``AlphaZero``,
+                Q values ``(rows, n_heads, A)`` for the other policies (float32 or float64).
+            progress: show a tqdm progress bar of records.
+
+        Returns:
+            The learner's batch (``PpoBatch``, ``DqnBatch``, ``AlphaZeroBatch`` or
+            ``TreeStrapBatch``) with its ``telemetry``.
+
+        Raises:
+            TypeError: ``infer`` is not callable (or a sequence of the wrong length), or it
+                returned the wrong type, rank or dtype.
+            OverflowError: a negative ``n_records``.
+            ValueError: a callback output of the wrong shape or with a NaN / infinity.
+            MemoryError: ``n_records`` needs more memory than is available.
+            RuntimeError: the engine is held by a ``collect_stream``.
         """
         n_records = as_unsigned("n_records", n_records)
         if self._held:  # checked before infer, as the original
@@ -709,7 +794,9 @@ class Engine:
             **common,
         )
 
-    def collect_stream(self, collect_size, infer, depth=_DEPTH_DEFAULT):
+    def collect_stream(
+        self, collect_size: int, infer: Callable[[np.ndarray], Any] | Sequence[Callable[[np.ndarray], Any]], depth: int | None = 1
+    ) -> CollectStream:
         """Start background collection: a :class:`~reinfors.CollectStream` whose one thread runs
         ``collect(collect_size, infer)`` windows back to back into a queue of at most ``depth``
         finished batches (default 1; ``None`` = unbounded).
@@ -718,11 +805,24 @@ class Engine:
         ``collect``, ``collect_stream``, ``snapshot`` and ``restore`` raise RuntimeError.  Argument
         errors leave the engine free.  A depth-1 stream yields the same batches as sequential
         ``collect(collect_size, infer)`` calls.
-        """
-        from .stream import CollectStream
 
+        Args:
+            collect_size: records per window (>= 1), as ``collect``'s ``n_records``.
+            infer: the network, as for :meth:`collect`; it is called on the stream's thread.
+            depth: finished batches queued at most (>= 1); ``None`` is unbounded.
+
+        Returns:
+            The running stream; use it as a context manager (``with ... as stream``).
+
+        Raises:
+            TypeError: an argument of the wrong type.
+            OverflowError: a negative ``collect_size`` or ``depth``.
+            ValueError: ``collect_size`` or ``depth`` is 0, or ``pad`` with one callback per player.
+            MemoryError: a window needs more memory than is available.
+            RuntimeError: the engine is already held by a stream.
+        """
         collect_size = as_unsigned("collect_size", collect_size)
-        depth = 1 if depth is _DEPTH_DEFAULT else None if depth is None else as_unsigned("depth", depth)
+        depth = None if depth is None else as_unsigned("depth", depth)
         # The original's order: conversions, ranges, the held check, then the callbacks.
         if collect_size < 1:
             raise ValueError("collect_size must be >= 1")
@@ -746,12 +846,23 @@ class Engine:
 
     # -- not yet available ------------------------------------------------------------------------
 
-    def snapshot(self, policy_version=None) -> EngineSnapshot:
+    def snapshot(self, policy_version: str | None = None) -> EngineSnapshot:
         """The collection state between windows (slots, RNG streams, open trajectories, window
         counters, weights generation; never the inference cache) as an :class:`EngineSnapshot`.
 
         ``restore`` on an engine of the same composition (any ``batch_size``, ``n_threads``,
-        ``pad``) continues record-exactly.  ``policy_version``: an optional str label.
+        ``pad``) continues record-exactly.
+
+        Args:
+            policy_version: an optional label stored with the snapshot (e.g. your checkpoint's
+                name); ``restore(expect_policy_version=...)`` checks it.
+
+        Returns:
+            The snapshot (``to_bytes()`` serialises it).
+
+        Raises:
+            TypeError: ``policy_version`` is not a str.
+            RuntimeError: the engine is held by a ``collect_stream``.
         """
         if policy_version is not None and not isinstance(policy_version, str):
             raise TypeError(
@@ -762,13 +873,23 @@ class Engine:
         with self._lock:
             return _snapshot.capture(self.resolved_config(), self._generation, policy_version, self._rt)
 
-    def restore(self, snapshot, expect_policy_version=None) -> None:
+    def restore(self, snapshot: EngineSnapshot, expect_policy_version: str | None = None) -> None:
         """Continue from ``snapshot`` (taken by an engine of the same composition).
 
         Raises ValueError for another composition (fingerprint mismatch), a ``policy_version``
         other than ``expect_policy_version`` (when given) or a snapshot whose state does not fit
         this engine; everything is validated before anything changes, so a rejected restore
         leaves the engine as it was.
+
+        Args:
+            snapshot: a snapshot taken by ``Engine.snapshot`` (or ``EngineSnapshot.from_bytes``).
+            expect_policy_version: when given, the snapshot's ``policy_version`` must equal it.
+
+        Raises:
+            TypeError: ``snapshot`` is not an ``EngineSnapshot``, or ``expect_policy_version`` not
+                a str.
+            ValueError: another composition, another policy version, or a state that does not fit.
+            RuntimeError: the engine is held by a ``collect_stream``.
         """
         if not isinstance(snapshot, EngineSnapshot):
             raise TypeError(

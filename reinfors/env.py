@@ -65,6 +65,15 @@ class EnvSnapshot:
     __slots__ = ("_fingerprint", "_rng", "_done", "_ticks", "_payload")
 
     def __init__(self, fingerprint: str, rng: int, done: bool, ticks: int, payload: bytes):
+        """Internal: ``Env.snapshot()`` and :meth:`from_bytes` build snapshots.
+
+        Args:
+            fingerprint: the source Env's composition fingerprint.
+            rng: the chance RNG's state.
+            done: the episode had ended.
+            ticks: the episode's tick count.
+            payload: the layout byte and the state row as little-endian int64 words.
+        """
         self._fingerprint = fingerprint
         self._rng = int(rng)
         self._done = bool(done)
@@ -104,7 +113,7 @@ class EnvSnapshot:
         )
 
     @staticmethod
-    def from_bytes(data) -> EnvSnapshot:
+    def from_bytes(data: bytes) -> EnvSnapshot:
         """Decode :meth:`to_bytes` output.
 
         The envelope is validated here; the state row is validated against the game by
@@ -272,19 +281,35 @@ class Env:
         self._rewards = None
 
     def done(self) -> bool:
-        """True once the episode ended (terminal or truncated)."""
+        """True once the episode ended (terminal or truncated).
+
+        Returns:
+            Whether the episode is over.
+        """
         return bool(self._state[DONE] != RUNNING)
 
     def num_agents(self) -> int:
-        """Number of agents (players) in the game."""
+        """Number of agents (players) in the game.
+
+        Returns:
+            The player count.
+        """
         return self._def.n_players
 
     def action_count(self) -> int:
-        """Size of the action space (``game.action_space().n``)."""
+        """Size of the action space (``game.action_space().n``).
+
+        Returns:
+            ``n``: actions are ids ``0 .. n - 1``.
+        """
         return self._def.n_actions
 
     def observation_space(self) -> Box:
-        """The observation space of the game's encoder (``observe`` returns its ``shape``)."""
+        """The observation space of the game's encoder (``observe`` returns its ``shape``).
+
+        Returns:
+            The encoder's ``Box``.
+        """
         return self._game.observation_space()
 
     @property
@@ -299,7 +324,11 @@ class Env:
         return None if self._rewards is None else list(self._rewards)
 
     def active_agents(self) -> list[int]:
-        """Agents that act this tick (empty once done)."""
+        """Agents that act this tick (empty once done).
+
+        Returns:
+            The acting agents' ids, ascending.
+        """
         n = self._k.active_agents(self._def.params, self._state, self._agents)
         return [int(a) for a in self._agents[:n]]
 
@@ -426,7 +455,11 @@ class Env:
     # -- configuration and persistence ----------------------------------------------------------
 
     def resolved_config(self) -> dict:
-        """``{game, reward (None without a reward), schema_version}`` — JSON-compatible."""
+        """``{game, reward (None without a reward), schema_version}`` — JSON-compatible.
+
+        Returns:
+            The resolved composition; ``Env`` can be rebuilt from it.
+        """
         return {
             "game": self._game._resolved(),
             "reward": None if self._weights_map is None else dict(sorted(self._weights_map.items())),
@@ -434,7 +467,11 @@ class Env:
         }
 
     def config_fingerprint(self) -> str:
-        """64 lowercase hex chars over the canonical composition; equals a snapshot's fingerprint."""
+        """64 lowercase hex chars over the canonical composition; equals a snapshot's fingerprint.
+
+        Returns:
+            64 lowercase hex characters.
+        """
         return self._fingerprint
 
     def snapshot(self) -> EnvSnapshot:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import math
 import types
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -66,6 +67,13 @@ class GameHandle:
     __slots__ = ("_def", "_encoder", "_config")
 
     def __init__(self, gdef: _GameDef, encoder: EncoderHandle, config: dict):
+        """Internal: build one with the constructors (``rf.games.Connect4()``, :func:`custom`, ...).
+
+        Args:
+            gdef: the game's kernels and dimensions.
+            encoder: the observation encoder.
+            config: the resolved constructor parameters.
+        """
         self._def = gdef
         self._encoder = encoder
         self._config = config
@@ -81,16 +89,28 @@ class GameHandle:
         return self._encoder
 
     def observation_space(self) -> Box:
-        """Shape and bounds of one observation (float32)."""
+        """Shape and bounds of one observation (float32).
+
+        Returns:
+            The observation space (the encoder's shape and bounds).
+        """
         d = self._def
         return Box(d.obs_shape, d.low, d.high)
 
     def action_space(self) -> Discrete:
-        """The action count."""
+        """The action count.
+
+        Returns:
+            ``Discrete(n)``: actions are ids ``0 .. n - 1`` in the game frame.
+        """
         return Discrete(self._def.n_actions)
 
     def truncation_horizon(self) -> int | None:
-        """The declared episode cap in ticks, or None when the game never truncates."""
+        """The declared episode cap.
+
+        Returns:
+            The cap in ticks, or None when the game never truncates.
+        """
         return self._def.truncation
 
     def _resolved(self) -> dict:
@@ -106,31 +126,91 @@ class GameHandle:
     # -- built-in games (static constructors, as the original's GameHandle) --
 
     @staticmethod
-    def Connect4(encoder=None) -> GameHandle:
-        """Connect 4 on a 6x7 board: 2 players, sequential, 7 column actions, obs ``(2, 6, 7)``."""
+    def Connect4(encoder: EncoderHandle | None = None) -> GameHandle:
+        """Connect 4 on a 6x7 board: 2 players, sequential, 7 column actions, obs ``(2, 6, 7)``.
+
+        Args:
+            encoder: an observation encoder for this game (``rf.encoders``); ``None`` is the
+                game's default view.
+
+        Returns:
+            The game handle.
+
+        Raises:
+            TypeError: a parameter of the wrong type, or an ``encoder`` that is not an
+                ``EncoderHandle``.
+            OverflowError: a negative count.
+            ValueError: a parameter out of range, or an encoder for another game.
+        """
         return _builtin("connect4", encoder)
 
     @staticmethod
-    def GridWorld(size=5, goal_row=None, goal_col=None, max_ticks=1000, encoder=None) -> GameHandle:
+    def GridWorld(
+        size: int = 5,
+        goal_row: int | None = None,
+        goal_col: int | None = None,
+        max_ticks: int | None = 1000,
+        encoder: EncoderHandle | None = None,
+    ) -> GameHandle:
         """One agent walks a ``size x size`` grid to the goal (default the far corner ``(size-1, size-1)``).
 
-        4 actions, obs ``(2, size, size)``; ``max_ticks=None`` never truncates.
+        4 actions, obs ``(2, size, size)``.
+
+        Args:
+            size: the grid's side (>= 2).
+            goal_row: the goal's row; ``None`` is ``size - 1``.
+            goal_col: the goal's column; ``None`` is ``size - 1``.
+            max_ticks: the episode cap; ``None`` never truncates.
+            encoder: an observation encoder for this game (``rf.encoders``); ``None`` is the
+                game's default view.
+
+        Returns:
+            The game handle.
+
+        Raises:
+            TypeError: a parameter of the wrong type, or an ``encoder`` that is not an
+                ``EncoderHandle``.
+            OverflowError: a negative count.
+            ValueError: a parameter out of range, or an encoder for another game.
         """
         return _builtin("gridworld", encoder, size=size, goal_row=goal_row, goal_col=goal_col, max_ticks=max_ticks)
 
     @staticmethod
     def Snake(
-        grid_size=20,
-        initial_length=3,
-        food=3,
-        play_to_last=True,
-        win_food_lead=None,
-        max_ticks=1000,
-        num_snakes=2,
-        encoder=None,
+        grid_size: int = 20,
+        initial_length: int = 3,
+        food: int = 3,
+        play_to_last: bool = True,
+        win_food_lead: int | None = None,
+        max_ticks: int | None = 1000,
+        num_snakes: int = 2,
+        encoder: EncoderHandle | None = None,
     ) -> GameHandle:
         """Simultaneous multi-snake game (2-8 snakes) with food placement chance; 3 relative moves,
-        obs ``(5, grid_size, grid_size)``."""
+        obs ``(5, grid_size, grid_size)``.
+
+        Args:
+            grid_size: the board's side.
+            initial_length: each snake's length at the start.
+            food: food items on the board at once (at most 10000).
+            play_to_last: play on until one snake is left (else the episode ends at the first
+                death).
+            win_food_lead: end the episode as a win once a snake leads by this much food;
+                ``None`` disables it.
+            max_ticks: the episode cap; ``None`` never truncates.
+            num_snakes: players, 2 to 8.
+            encoder: an observation encoder for this game (``rf.encoders``); ``None`` is the
+                game's default view.
+
+        Returns:
+            The game handle.
+
+        Raises:
+            TypeError: a parameter of the wrong type, or an ``encoder`` that is not an
+                ``EncoderHandle``.
+            OverflowError: a negative count.
+            ValueError: a parameter out of range, or an encoder for another game.
+        """
         return _builtin(
             "snake",
             encoder,
@@ -144,15 +224,54 @@ class GameHandle:
         )
 
     @staticmethod
-    def KuhnPoker(players=2, encoder=None) -> GameHandle:
+    def KuhnPoker(players: int = 2, encoder: EncoderHandle | None = None) -> GameHandle:
         """N-player Kuhn poker (2-10 players, ``players + 1`` cards): imperfect information, chance
-        deal, 2 actions (pass/bet), obs ``(3 * players, 1, 1)``."""
+        deal, 2 actions (pass/bet), obs ``(3 * players, 1, 1)``.
+
+        Args:
+            players: 2 to 10.
+            encoder: an observation encoder for this game (``rf.encoders``); ``None`` is the
+                game's default view.
+
+        Returns:
+            The game handle.
+
+        Raises:
+            TypeError: a parameter of the wrong type, or an ``encoder`` that is not an
+                ``EncoderHandle``.
+            OverflowError: a negative count.
+            ValueError: a parameter out of range, or an encoder for another game.
+        """
         return _builtin("kuhn_poker", encoder, players=players)
 
     @staticmethod
-    def TexasHoldem(num_players=6, stack=200, small_blind=5, big_blind=10, encoder=None) -> GameHandle:
+    def TexasHoldem(
+        num_players: int = 6,
+        stack: int = 200,
+        small_blind: int = 5,
+        big_blind: int = 10,
+        encoder: EncoderHandle | None = None,
+    ) -> GameHandle:
         """Fixed-limit Texas Hold'em (2-9 players): chance deal and board, 3 actions
-        (fold/call/raise), all-ins and side pots, obs ``(2 * num_players + 19, 4, 13)``."""
+        (fold/call/raise), all-ins and side pots, obs ``(2 * num_players + 19, 4, 13)``.
+
+        Args:
+            num_players: 2 to 9.
+            stack: each player's starting chips.
+            small_blind: the small blind in chips.
+            big_blind: the big blind in chips.
+            encoder: an observation encoder for this game (``rf.encoders``); ``None`` is the
+                game's default view.
+
+        Returns:
+            The game handle.
+
+        Raises:
+            TypeError: a parameter of the wrong type, or an ``encoder`` that is not an
+                ``EncoderHandle``.
+            OverflowError: a negative count.
+            ValueError: a parameter out of range, or an encoder for another game.
+        """
         return _builtin(
             "texas_holdem",
             encoder,
@@ -163,15 +282,44 @@ class GameHandle:
         )
 
     @staticmethod
-    def LeducPoker(encoder=None) -> GameHandle:
+    def LeducPoker(encoder: EncoderHandle | None = None) -> GameHandle:
         """Two-player Leduc poker (6 cards, two betting rounds, public card): imperfect
-        information, chance deal, 3 actions (fold/call/raise), obs ``(21, 1, 1)``."""
+        information, chance deal, 3 actions (fold/call/raise), obs ``(21, 1, 1)``.
+
+        Args:
+            encoder: an observation encoder for this game (``rf.encoders``); ``None`` is the
+                game's default view.
+
+        Returns:
+            The game handle.
+
+        Raises:
+            TypeError: a parameter of the wrong type, or an ``encoder`` that is not an
+                ``EncoderHandle``.
+            OverflowError: a negative count.
+            ValueError: a parameter out of range, or an encoder for another game.
+        """
         return _builtin("leduc_poker", encoder)
 
     @staticmethod
-    def Backgammon(max_ticks=1000, encoder=None) -> GameHandle:
+    def Backgammon(max_ticks: int | None = 1000, encoder: EncoderHandle | None = None) -> GameHandle:
         """Backgammon (OpenSpiel's rules, no doubling cube): 2 players, dice chance, 1352 actions
-        (OpenSpiel's encoding), obs ``(200, 1, 1)``; ``max_ticks=None`` never truncates."""
+        (OpenSpiel's encoding), obs ``(200, 1, 1)``.
+
+        Args:
+            max_ticks: the episode cap; ``None`` never truncates.
+            encoder: an observation encoder for this game (``rf.encoders``); ``None`` is the
+                game's default view.
+
+        Returns:
+            The game handle.
+
+        Raises:
+            TypeError: a parameter of the wrong type, or an ``encoder`` that is not an
+                ``EncoderHandle``.
+            OverflowError: a negative count.
+            ValueError: a parameter out of range, or an encoder for another game.
+        """
         return _builtin("backgammon", encoder, max_ticks=max_ticks)
 
 
@@ -208,9 +356,24 @@ LeducPoker = GameHandle.LeducPoker
 Backgammon = GameHandle.Backgammon
 
 
-def _chess(max_ticks=512, encoder=None) -> GameHandle:
+def _chess(max_ticks: int | None = 512, encoder: EncoderHandle | None = None) -> GameHandle:
     """Chess: 2 players, sequential, AlphaZero 8x8x73 = 4672 actions, obs ``(19, 8, 8)``
-    (``minimal_chess``); ``max_ticks=None`` never truncates."""
+    (``minimal_chess``).
+
+    Args:
+        max_ticks: the episode cap; ``None`` never truncates.
+        encoder: an observation encoder for this game (``rf.encoders``); ``None`` is the
+            game's default view.
+
+    Returns:
+        The game handle.
+
+    Raises:
+        TypeError: a parameter of the wrong type, or an ``encoder`` that is not an
+            ``EncoderHandle``.
+        OverflowError: a negative count.
+        ValueError: a parameter out of range, or an encoder for another game.
+    """
     return _builtin("chess", encoder, max_ticks=max_ticks)
 
 
@@ -219,10 +382,28 @@ GameHandle.Chess = staticmethod(_chess)
 Chess = GameHandle.Chess
 
 
-def _car_racing(lap_complete_percent=0.95, max_ticks=1000, encoder=None) -> GameHandle:
+def _car_racing(
+    lap_complete_percent: float = 0.95, max_ticks: int | None = 1000, encoder: EncoderHandle | None = None
+) -> GameHandle:
     """Gymnasium's CarRacing-v3 (discrete): 1 player, 5 controls, a track generated from the
     chance-drawn seed, obs ``(3, 96, 96)`` raw pixels (``car_racing_pixels``) or ``(1, 1, 21)``
-    (``car_racing_vec``); ``max_ticks=None`` never truncates."""
+    (``car_racing_vec``).
+
+    Args:
+        lap_complete_percent: the share of track tiles a lap must visit to complete, in (0, 1].
+        max_ticks: the episode cap; ``None`` never truncates.
+        encoder: an observation encoder for this game (``rf.encoders``); ``None`` is the
+            game's default view.
+
+    Returns:
+        The game handle.
+
+    Raises:
+        TypeError: a parameter of the wrong type, or an ``encoder`` that is not an
+            ``EncoderHandle``.
+        OverflowError: a negative count.
+        ValueError: a parameter out of range, or an encoder for another game.
+    """
     if encoder is None:  # the default carries its content revision
         from .encoders import CarRacingPixels
 
@@ -261,7 +442,7 @@ registered, make = _registry("game", _REGISTRY)
 STATE_HEADER = _HEADER
 
 
-def from_module(module, **kwargs: Any) -> GameHandle:
+def from_module(module: types.ModuleType | Any, **kwargs: Any) -> GameHandle:
     """A handle for a game defined by a module or namespace with the template's exports.
 
     ``kwargs`` go to the module's ``make_params`` (if it defines one).  The njit functions may
@@ -274,6 +455,19 @@ def from_module(module, **kwargs: Any) -> GameHandle:
     declared size (``state_size(params)``, which counts the :data:`STATE_HEADER` header words;
     ``N_ACTIONS``; the observation; ``max_chance``; ``max_info_key``) raises
     :class:`GameContractError` naming the function, the declared and the written size.
+
+    Args:
+        module: a module (or any namespace) with the template's exports (``NAME``,
+            ``N_ACTIONS``, ``init``, ``step``, ``legal``, ``active``, ``is_terminal``,
+            ``encode``, ``obs_shape``, ...).
+        **kwargs: the module's ``make_params`` keyword arguments.
+
+    Returns:
+        The game handle.
+
+    Raises:
+        TypeError: the module lacks a required export, an export is not ``@njit``, or
+            ``kwargs`` are given to a module without ``make_params``.
     """
     _GameDef.check_namespace(module)
     make_params = getattr(module, "make_params", None)
@@ -297,27 +491,27 @@ def custom(
     *,
     n_players: int,
     n_actions: int,
-    obs_shape,
+    obs_shape: Sequence[int],
     state_size: int,
-    reward_keys,
-    reward_defaults,
-    init,
-    step,
-    legal,
-    active,
-    is_terminal,
-    encode,
+    reward_keys: Sequence[str],
+    reward_defaults: Sequence[float],
+    init: Callable[..., Any],
+    step: Callable[..., Any],
+    legal: Callable[..., Any],
+    active: Callable[..., Any],
+    is_terminal: Callable[..., Any],
+    encode: Callable[..., Any],
     simultaneous: bool = False,
     horizon: int = 0,
-    chance_pending=None,
-    chance_outcomes=None,
-    apply_chance=None,
+    chance_pending: Callable[..., Any] | None = None,
+    chance_outcomes: Callable[..., Any] | None = None,
+    apply_chance: Callable[..., Any] | None = None,
     max_chance: int = 0,
-    info_key=None,
+    info_key: Callable[..., Any] | None = None,
     max_info_key: int = 0,
-    params=None,
-    inspect=None,
-    events=None,
+    params: Sequence[int] | np.ndarray | None = None,
+    inspect: Callable[..., Any] | None = None,
+    events: Callable[..., Any] | None = None,
     chance_in_step: bool = True,
     obs_low: float = 0.0,
     obs_high: float = 1.0,
@@ -333,6 +527,42 @@ def custom(
     verifies it).  See the template ``reinfors/jit/games/tictactoe.py`` for each function's
     contract.  ``chance_in_step=False`` declares that chance is pending only after reset (the
     game's ``CHANCE_IN_STEP``): tree searches then build no chance nodes.
+
+    Args:
+        name: the game's name (its ``resolved_config`` and cache key), a non-empty str.
+        n_players: players (>= 1).
+        n_actions: the action count (>= 1).
+        obs_shape: the encoded observation's shape.
+        state_size: words of one state row, the 4 header words included.
+        reward_keys: the names of the reward components ``rf.Reward`` weights.
+        reward_defaults: each key's default weight.
+        init: ``@njit init(params, state)``: writes a fresh episode's game words.
+        step: ``@njit step(params, state, actions, amounts)``: advances one tick.
+        legal: ``@njit legal(params, state, agent, mask)``: fills the legal-action mask.
+        active: ``@njit active(params, state, out)``: the agents to act this tick.
+        is_terminal: ``@njit is_terminal(params, state)``.
+        encode: ``@njit encode(params, state, agent, out)``: the agent's observation.
+        simultaneous: every active agent acts at once (else one agent per tick).
+        horizon: the episode cap in ticks; 0 never truncates.
+        chance_pending: ``@njit chance_pending(params, state)`` (games with chance).
+        chance_outcomes: ``@njit chance_outcomes(params, state, probs)``: the pending event's probabilities.
+        apply_chance: ``@njit apply_chance(params, state, outcome)``.
+        max_chance: the most outcomes one chance event has.
+        info_key: ``@njit info_key(params, state, agent, out)`` (imperfect information).
+        max_info_key: the longest information-state key in words.
+        params: an int64 row passed to every function; ``None`` is an empty row.
+        inspect: ``@njit`` optional diagnostics hook (the template's ``inspect``).
+        events: ``@njit`` optional per-tick event counters (the template's ``events``).
+        chance_in_step: chance can be pending after a step (``False``: only after reset).
+        obs_low: the lower bound of every observation value.
+        obs_high: the upper bound of every observation value.
+
+    Returns:
+        The game handle.
+
+    Raises:
+        TypeError: ``name`` is not a non-empty str, or a function is not ``@njit``.
+        ValueError: a count not a positive int, a negative ``horizon``, or ``obs_low > obs_high``.
     """
     if not isinstance(name, str) or not name:
         raise TypeError("custom game name must be a non-empty str")

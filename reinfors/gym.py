@@ -144,21 +144,60 @@ def _gym_class() -> Any:
     gymnasium = _gymnasium()
 
     class ReinforsGymEnv(_Common, gymnasium.Env):
-        """A single-agent reinfors game as a ``gymnasium.Env``."""
+        """A single-agent reinfors game as a ``gymnasium.Env``.
 
-        def __init__(self, game, reward=None, *, max_episode_steps=None, seed=None, render_mode=None):
+        Args:
+            game: the game.
+            reward: reward weights; ``None`` is the game's defaults.
+            max_episode_steps: truncate after this many steps; ``None`` is the game's own
+                horizon.
+            seed: the first episode's seed (``None``: 0).
+            render_mode: accepted for the API; nothing renders.
+
+        Raises:
+            ValueError: a multi-agent game, a bad ``max_episode_steps``, or a game the adapters
+                withhold.
+        """
+
+        def __init__(
+            self,
+            game: GameHandle,
+            reward: Reward | None = None,
+            *,
+            max_episode_steps: int | None = None,
+            seed: int | None = None,
+            render_mode: str | None = None,
+        ):
             self._setup(game, reward, max_episode_steps, seed, render_mode)
             if self._env.num_agents() != 1:
                 raise ValueError("gymnasium_env is single-agent only; use parallel_env for multi-agent")
             self.observation_space = _box(game.observation_space())
             self.action_space = _discrete(game.action_space())
 
-        def reset(self, *, seed=None, options=None):
+        def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+            """Start an episode.
+
+            Args:
+                seed: a fresh chance stream from ``seed`` (the episode replays exactly); ``None``
+                    continues the current stream.
+                options: accepted for the API; unused.
+
+            Returns:
+                ``(observation, info)``.
+            """
             super().reset(seed=seed)
             self._restart(seed)
             return self._env.observe(0), {}
 
-        def step(self, action):
+        def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+            """Play one action.
+
+            Args:
+                action: a legal action id.
+
+            Returns:
+                ``(observation, reward, terminated, truncated, info)``.
+            """
             rewards, terminated, truncated = self._advance({0: int(action)})
             return self._env.observe(0), float(rewards[0]), terminated, truncated, {}
 
@@ -172,11 +211,33 @@ def _parallel_class() -> Any:
     ParallelEnv = _pettingzoo().ParallelEnv
 
     class ReinforsParallelEnv(_Common, ParallelEnv):
-        """A simultaneous multi-agent reinfors game as a PettingZoo ``ParallelEnv``."""
+        """A simultaneous multi-agent reinfors game as a PettingZoo ``ParallelEnv``.
+
+        Agents are named ``"player_<i>"``; each step's infos carry the agent's ``action_mask``.
+
+        Args:
+            game: the game.
+            reward: reward weights; ``None`` is the game's defaults.
+            max_episode_steps: truncate after this many steps; ``None`` is the game's own
+                horizon.
+            seed: the first episode's seed (``None``: 0).
+            render_mode: accepted for the API; nothing renders.
+
+        Raises:
+            ValueError: a bad ``max_episode_steps``, or a game the adapters withhold.
+        """
 
         metadata = {"name": "reinfors", "render_modes": []}  # noqa: RUF012
 
-        def __init__(self, game, reward=None, *, max_episode_steps=None, seed=None, render_mode=None):
+        def __init__(
+            self,
+            game: GameHandle,
+            reward: Reward | None = None,
+            *,
+            max_episode_steps: int | None = None,
+            seed: int | None = None,
+            render_mode: str | None = None,
+        ):
             self._setup(game, reward, max_episode_steps, seed, render_mode)
             self.possible_agents = [f"player_{i}" for i in range(self._env.num_agents())]
             self.agents = []
@@ -184,13 +245,38 @@ def _parallel_class() -> Any:
             self._obs_space = _box(game.observation_space())
             self._act_space = _discrete(game.action_space())
 
-        def observation_space(self, agent):
+        def observation_space(self, agent: str) -> Any:
+            """The agent's observation space.
+
+            Args:
+                agent: an agent name (``"player_<i>"``).
+
+            Returns:
+                The ``gymnasium`` space.
+            """
             return self._obs_space
 
-        def action_space(self, agent):
+        def action_space(self, agent: str) -> Any:
+            """The agent's action space.
+
+            Args:
+                agent: an agent name (``"player_<i>"``).
+
+            Returns:
+                ``gymnasium.spaces.Discrete``.
+            """
             return self._act_space
 
-        def reset(self, seed=None, options=None):
+        def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+            """Start an episode.
+
+            Args:
+                seed: a fresh chance stream from ``seed``; ``None`` continues the current one.
+                options: accepted for the API; unused.
+
+            Returns:
+                ``(observations, infos)`` by agent name.
+            """
             self._restart(seed)
             self.agents = list(self.possible_agents)
             n = self._act_space.n
@@ -198,7 +284,15 @@ def _parallel_class() -> Any:
             infos = {a: {"action_mask": _mask(self._env.legal_actions(self._index[a]), n)} for a in self.agents}
             return obs, infos
 
-        def step(self, actions):
+        def step(self, actions: dict[str, int]) -> tuple[dict, dict, dict, dict, dict]:
+            """Play one simultaneous tick.
+
+            Args:
+                actions: ``{agent name: action id}`` for every live agent.
+
+            Returns:
+                ``(observations, rewards, terminations, truncations, infos)`` by agent name.
+            """
             rewards_vec, over, _ = self._advance({self._index[a]: int(x) for a, x in actions.items()})
             hit_limit = self._max_episode_steps is not None and self._elapsed >= self._max_episode_steps
             still = set(self._env.active_agents())
@@ -231,11 +325,30 @@ def _aec_class() -> Any:
         Observations are ``{"observation": float32 array, "action_mask": int8 array}``; the mask
         lists the mover's legal actions and is all zeros for everyone else, so generic code
         samples legally without knowing the game.
+
+        Args:
+            game: the game.
+            reward: reward weights; ``None`` is the game's defaults.
+            max_episode_steps: truncate after this many steps; ``None`` is the game's own
+                horizon.
+            seed: the first episode's seed (``None``: 0).
+            render_mode: accepted for the API; nothing renders.
+
+        Raises:
+            ValueError: a bad ``max_episode_steps``, or a game the adapters withhold.
         """
 
         metadata = {"name": "reinfors", "render_modes": [], "is_parallelizable": False}  # noqa: RUF012
 
-        def __init__(self, game, reward=None, *, max_episode_steps=None, seed=None, render_mode=None):
+        def __init__(
+            self,
+            game: GameHandle,
+            reward: Reward | None = None,
+            *,
+            max_episode_steps: int | None = None,
+            seed: int | None = None,
+            render_mode: str | None = None,
+        ):
             super().__init__()
             self._setup(game, reward, max_episode_steps, seed, render_mode)
             self.possible_agents = [f"player_{i}" for i in range(self._env.num_agents())]
@@ -250,13 +363,37 @@ def _aec_class() -> Any:
                 }
             )
 
-        def observation_space(self, agent):
+        def observation_space(self, agent: str) -> Any:
+            """The agent's observation space.
+
+            Args:
+                agent: an agent name (``"player_<i>"``).
+
+            Returns:
+                The ``gymnasium`` space.
+            """
             return self._obs_space
 
-        def action_space(self, agent):
+        def action_space(self, agent: str) -> Any:
+            """The agent's action space.
+
+            Args:
+                agent: an agent name (``"player_<i>"``).
+
+            Returns:
+                ``gymnasium.spaces.Discrete``.
+            """
             return self._act_space
 
-        def observe(self, agent):
+        def observe(self, agent: str) -> dict[str, np.ndarray]:
+            """The agent's observation and action mask.
+
+            Args:
+                agent: an agent name.
+
+            Returns:
+                ``{"observation": float32 array, "action_mask": int8 array}``.
+            """
             i = self._index[agent]
             moving = (
                 agent in self.agents
@@ -266,7 +403,13 @@ def _aec_class() -> Any:
             legal = self._env.legal_actions(i) if moving else []
             return {"observation": self._env.observe(i), "action_mask": _mask(legal, self._act_space.n)}
 
-        def reset(self, seed=None, options=None):
+        def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+            """Start an episode.
+
+            Args:
+                seed: a fresh chance stream from ``seed``; ``None`` continues the current one.
+                options: accepted for the API; unused.
+            """
             self._restart(seed)
             self.agents = list(self.possible_agents)
             self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -276,7 +419,12 @@ def _aec_class() -> Any:
             self.infos = {a: {} for a in self.agents}
             self.agent_selection = self.possible_agents[self._env.active_agents()[0]]
 
-        def step(self, action):
+        def step(self, action: int | None) -> None:
+            """Play the selected agent's action (``None`` for a finished agent's dead step).
+
+            Args:
+                action: a legal action id of ``agent_selection``.
+            """
             agent = self.agent_selection
             if self.terminations[agent] or self.truncations[agent]:
                 self._was_dead_step(action)
@@ -294,10 +442,12 @@ def _aec_class() -> Any:
                 self.agent_selection = self.possible_agents[self._env.active_agents()[0]]
             self._accumulate_rewards()
 
-        def render(self):
+        def render(self) -> None:
+            """Nothing renders (``render_modes`` is empty)."""
             return None
 
-        def close(self):
+        def close(self) -> None:
+            """Nothing to release."""
             return None
 
     _CLASSES["aec"] = ReinforsAecEnv
@@ -308,23 +458,77 @@ def gymnasium_env(game: Any, reward: Reward | None = None, **kwargs: Any) -> Any
     """A single-agent reinfors game as a ``gymnasium.Env`` (ValueError for multi-agent games).
 
     Keyword arguments: ``max_episode_steps``, ``seed``, ``render_mode`` (see the module docs).
+
+    Args:
+        game: the game (``rf.games.Connect4()``, ...).
+        reward: reward weights; ``None`` is the game's defaults.
+        **kwargs: ``max_episode_steps`` (truncation; default the game's own horizon), ``seed``
+            (the first reset's seed) and ``render_mode``.
+
+    Returns:
+        The ``gymnasium.Env``.
+
+    Raises:
+        ImportError: gymnasium is not installed (``pip install 'reinfors[gym]'``).
+        ValueError: a multi-agent game.
     """
     return _gym_class()(game, reward, **kwargs)
 
 
 def parallel_env(game: Any, reward: Reward | None = None, **kwargs: Any) -> Any:
-    """A simultaneous multi-agent reinfors game as a PettingZoo ``ParallelEnv``."""
+    """A simultaneous multi-agent reinfors game as a PettingZoo ``ParallelEnv``.
+
+    Args:
+        game: the game (``rf.games.Connect4()``, ...).
+        reward: reward weights; ``None`` is the game's defaults.
+        **kwargs: ``max_episode_steps`` (truncation; default the game's own horizon), ``seed``
+            (the first reset's seed) and ``render_mode``.
+
+    Returns:
+        The ``pettingzoo.ParallelEnv``.
+
+    Raises:
+        ImportError: pettingzoo is not installed (``pip install 'reinfors[gym]'``).
+        ValueError: a game whose agents do not all move at once.
+    """
     return _parallel_class()(game, reward, **kwargs)
 
 
 def aec_env(game: Any, reward: Reward | None = None, **kwargs: Any) -> Any:
-    """A turn-based multi-agent reinfors game as a PettingZoo ``AECEnv``."""
+    """A turn-based multi-agent reinfors game as a PettingZoo ``AECEnv``.
+
+    Args:
+        game: the game (``rf.games.Connect4()``, ...).
+        reward: reward weights; ``None`` is the game's defaults.
+        **kwargs: ``max_episode_steps`` (truncation; default the game's own horizon), ``seed``
+            (the first reset's seed) and ``render_mode``.
+
+    Returns:
+        The ``pettingzoo.AECEnv``.
+
+    Raises:
+        ImportError: pettingzoo is not installed (``pip install 'reinfors[gym]'``).
+        ValueError: a game that is not turn-based.
+    """
     return _aec_class()(game, reward, **kwargs)
 
 
 def make(game: Any, reward: Reward | None = None, **kwargs: Any) -> Any:
     """The standard-API adapter that fits ``game``: ``gymnasium.Env`` for one agent, PettingZoo
-    ``ParallelEnv`` when every agent moves at once, PettingZoo ``AECEnv`` for turn-taking."""
+    ``ParallelEnv`` when every agent moves at once, PettingZoo ``AECEnv`` for turn-taking.
+
+    Args:
+        game: the game (``rf.games.Connect4()``, ...).
+        reward: reward weights; ``None`` is the game's defaults.
+        **kwargs: ``max_episode_steps`` (truncation; default the game's own horizon), ``seed``
+            (the first reset's seed) and ``render_mode``.
+
+    Returns:
+        The adapter.
+
+    Raises:
+        ImportError: the adapter's package is not installed (``pip install 'reinfors[gym]'``).
+    """
     probe = Env(game)
     n = probe.num_agents()
     if n == 1:

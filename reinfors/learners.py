@@ -33,11 +33,18 @@ class LearnerHandle:
     __slots__ = ("_name", "_params")
 
     def __init__(self, name: str, params: dict):
+        """Internal: build one with the static constructors (:meth:`Dqn`, :meth:`Ppo`, ...).
+
+        Args:
+            name: the registry name (``"dqn"``, ``"ppo"``, ``"alphazero"``, ``"treestrap"``).
+            params: the validated knobs.
+        """
         self._name = name
         self._params = params
 
     @property
     def name(self) -> str:
+        """The learner's registry name (``"dqn"``, ``"ppo"``, ``"alphazero"`` or ``"treestrap"``)."""
         return self._name
 
     def _config(self) -> dict:
@@ -49,9 +56,26 @@ class LearnerHandle:
         return f"LearnerHandle({self._name!r})"
 
     @staticmethod
-    def TreeStrap(gamma=0.99, outcome_weight=0.0, bootstrap_p=1.0, interior_targets=False) -> LearnerHandle:
+    def TreeStrap(
+        gamma: float = 0.99, outcome_weight: float = 0.0, bootstrap_p: float = 1.0, interior_targets: bool = False
+    ) -> LearnerHandle:
         """Search-backed action-value targets for the searched states (pairs with Mcts, Minimax,
-        SelectiveExpectimax)."""
+        SelectiveExpectimax); records form a :class:`~reinfors.TreeStrapBatch`.
+
+        Args:
+            gamma: discount in [0, 1] used by the search's backups.
+            outcome_weight: in [0, 1]; mixes the episode's realised outcome into the targets.
+            bootstrap_p: in [0, 1]; the probability that a record trains each Q head (the
+                batch's ``masks``).
+            interior_targets: also emit records for searched interior nodes, not just roots.
+
+        Returns:
+            The learner.
+
+        Raises:
+            TypeError: a knob of the wrong type.
+            ValueError: a probability outside [0, 1] or not finite.
+        """
         return LearnerHandle(
             "treestrap",
             {
@@ -63,8 +87,24 @@ class LearnerHandle:
         )
 
     @staticmethod
-    def Dqn(bootstrap_p=1.0, n_step=1, gamma=0.99) -> LearnerHandle:
-        """n-step transitions over each agent's own decisions (pairs with EpsilonGreedyQ)."""
+    def Dqn(bootstrap_p: float = 1.0, n_step: int = 1, gamma: float = 0.99) -> LearnerHandle:
+        """n-step transitions over each agent's own decisions (pairs with EpsilonGreedyQ); records
+        form a :class:`~reinfors.DqnBatch`.
+
+        Args:
+            bootstrap_p: in [0, 1]; the probability that a record trains each Q head.
+            n_step: decisions per transition window (>= 1; the window is not off-policy
+                corrected, so keep it small).
+            gamma: discount in [0, 1]; ``discounts`` holds ``gamma ** k``.
+
+        Returns:
+            The learner.
+
+        Raises:
+            TypeError: a knob of the wrong type.
+            OverflowError: a negative ``n_step``.
+            ValueError: ``n_step`` is 0, or a probability outside [0, 1].
+        """
         bp = _unit_interval("bootstrap_p", bootstrap_p)
         n = _as_unsigned("n_step", n_step)
         if n < 1:
@@ -72,13 +112,38 @@ class LearnerHandle:
         return LearnerHandle("dqn", {"bootstrap_p": bp, "n_step": n, "gamma": _unit_interval("gamma", gamma)})
 
     @staticmethod
-    def Ppo(gamma=0.99, lam=0.95) -> LearnerHandle:
-        """GAE(lambda) advantages and returns over own-decision trajectories (pairs with Ppo)."""
+    def Ppo(gamma: float = 0.99, lam: float = 0.95) -> LearnerHandle:
+        """GAE(lambda) advantages and returns over own-decision trajectories (pairs with Ppo);
+        records form a :class:`~reinfors.PpoBatch`.
+
+        Args:
+            gamma: discount in [0, 1].
+            lam: the GAE lambda in [0, 1].
+
+        Returns:
+            The learner.
+
+        Raises:
+            TypeError: a knob that is not a number.
+            ValueError: a knob outside [0, 1] or not finite.
+        """
         return LearnerHandle("ppo", {"gamma": _unit_interval("gamma", gamma), "lam": _unit_interval("lam", lam)})
 
     @staticmethod
-    def AlphaZero(gamma=1.0) -> LearnerHandle:
-        """(obs, pi, z) records: root visit distribution and discounted realised return."""
+    def AlphaZero(gamma: float = 1.0) -> LearnerHandle:
+        """(obs, pi, z) records: root visit distribution and discounted realised return; records
+        form an :class:`~reinfors.AlphaZeroBatch`.
+
+        Args:
+            gamma: discount in [0, 1] of the realised return (``value_targets``).
+
+        Returns:
+            The learner.
+
+        Raises:
+            TypeError: ``gamma`` is not a number.
+            ValueError: ``gamma`` outside [0, 1] or not finite.
+        """
         return LearnerHandle("alphazero", {"gamma": _unit_interval("gamma", gamma)})
 
 

@@ -20,20 +20,40 @@ class NoiseHandle:
     __slots__ = ("_epsilon", "_alpha", "_scope")
 
     def __init__(self, epsilon: float, alpha: float, scope: str):
+        """Internal: build one with :meth:`Dirichlet` (which validates the knobs).
+
+        Args:
+            epsilon: the noise's weight in the root prior.
+            alpha: the Dirichlet concentration.
+            scope: ``"requester"`` or ``"all"``.
+        """
         self._epsilon, self._alpha, self._scope = epsilon, alpha, scope
 
     def _config(self) -> dict:
         return {"alpha": self._alpha, "epsilon": self._epsilon, "name": "dirichlet", "scope": self._scope}
 
     def __repr__(self) -> str:
-        return f"NoiseHandle({self._config()})"
+        # what the constructor call reads like (AlphaZero's signature shows its default this way)
+        return f"Dirichlet(epsilon={self._epsilon!r}, alpha={self._alpha!r}, scope={self._scope!r})"
 
     @staticmethod
-    def Dirichlet(epsilon=0.25, alpha=0.3, scope="requester") -> NoiseHandle:
+    def Dirichlet(epsilon: float = 0.25, alpha: float = 0.3, scope: str = "requester") -> NoiseHandle:
         """Mix ``epsilon`` of a symmetric Dirichlet(``alpha``) draw into the root prior.
 
-        ``scope="requester"`` perturbs only the requesting player's root prior in simultaneous
-        trees; ``"all"`` perturbs every player's.
+        Args:
+            epsilon: the noise's weight in [0, 1]: the root prior becomes
+                ``(1 - epsilon) * prior + epsilon * Dirichlet(alpha)``.
+            alpha: the concentration, finite and > 0.
+            scope: ``"requester"`` perturbs only the requesting player's root prior in
+                simultaneous trees; ``"all"`` perturbs every player's.
+
+        Returns:
+            The noise handle, for ``rf.policies.AlphaZero(noise=...)``.
+
+        Raises:
+            TypeError: a knob of the wrong type.
+            ValueError: ``epsilon`` outside [0, 1], ``alpha`` not finite and > 0, or an unknown
+                ``scope``.
         """
         eps = _unit_interval("epsilon", epsilon)
         a = _as_float("alpha", alpha, finite=False)

@@ -9,6 +9,12 @@ game, Engine-time ranges) happen when an ``Engine`` is built.  Model-free polici
 
 from __future__ import annotations
 
+import inspect as _inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
 from ._registry import registry as _registry
 from ._validate import (
     _index,
@@ -39,6 +45,7 @@ from ._validate import (
 )
 from .catalog import POLICIES  # the registered names (0.4.0 exports it here too)
 from .chance_modes import ChanceModeHandle
+from .env import Env  # choose()'s annotation (rf.Env)
 from .noise import NoiseHandle
 
 __all__ = [
@@ -58,7 +65,7 @@ __all__ = [
 _Q_OUTPUT = "q"  # ndarray (rows, n_heads, A)
 _PV_OUTPUT = "pv"  # tuple (logits (rows, >= A), values (rows,))
 
-_NOISE_DEFAULT = ...
+_NOISE_DEFAULT = NoiseHandle.Dirichlet()  # AlphaZero's default root noise (handles are immutable)
 _REQUIRED = object()  # marks PolicyHandle.choose's required keyword ``gamma``
 _MAX_LEAF_BATCH = 4096  # leaf_batch cap (leaves per tree per inference round; also <= num_simulations in effect)
 
@@ -99,7 +106,17 @@ class PolicyHandle:
 
     __slots__ = ("_name", "_params", "_chance", "_noise")
 
-    def __init__(self, name: str, params: dict, chance: ChanceModeHandle | None = None, noise=None):
+    def __init__(
+        self, name: str, params: dict, chance: ChanceModeHandle | None = None, noise: NoiseHandle | None = None
+    ):
+        """Internal: build one with the static constructors (:meth:`AlphaZero`, ...) or :func:`make`.
+
+        Args:
+            name: the registry name (``"alphazero"``, ``"epsilon_greedy_q"``, ...).
+            params: the validated knobs.
+            chance: the search's chance mode.
+            noise: AlphaZero's root noise.
+        """
         self._name = name
         self._params = params
         self._chance = chance
@@ -107,6 +124,7 @@ class PolicyHandle:
 
     @property
     def name(self) -> str:
+        """The policy's registry name (``"alphazero"``, ``"epsilon_greedy_q"``, ``"mcts"``, ...)."""
         return self._name
 
     @property
@@ -116,6 +134,7 @@ class PolicyHandle:
 
     @property
     def n_heads(self) -> int:
+        """Q heads the callback returns per row (1 unless the policy has ``n_heads``)."""
         return int(self._params.get("n_heads", 1))
 
     def _config(self) -> dict:
@@ -136,7 +155,15 @@ class PolicyHandle:
     def __repr__(self) -> str:
         return f"PolicyHandle({self._name!r})"
 
-    def choose(self, envs, infer, seed=0, plies=None, *, gamma=_REQUIRED) -> list[int]:
+    def choose(
+        self,
+        envs: Sequence[Env],
+        infer: Callable[[np.ndarray], Any],
+        seed: int = 0,
+        plies: Sequence[int] | None = None,
+        *,
+        gamma: float = _REQUIRED,
+    ) -> list[int]:
         """One batched decision per env: ``list[int]`` of game-frame actions, ``[k]`` for ``envs[k]``.
 
         Every env (same composition, with a reward, running, exactly one active agent) gets one
@@ -146,6 +173,23 @@ class PolicyHandle:
         persists between calls); reproducible for the same ordered batch, ``seed`` and a
         deterministic ``infer``.  ``plies[k]`` (default ``envs[k].ticks``) is the acting ply for
         temperature schedules; ``gamma`` is the discount the model was trained with.
+
+        Args:
+            envs: the positions to decide in (same composition, each with one active agent).
+            infer: the network, one shared callable, returning what this policy's callback
+                returns in an ``Engine``.
+            seed: the seed of the decisions' random streams (noise, sampling).
+            plies: the acting ply of each env for temperature schedules; ``None`` is each
+                env's ``ticks``.
+            gamma: required keyword: the discount the model was trained with.
+
+        Returns:
+            One game-frame action per env, in ``envs``' order.
+
+        Raises:
+            TypeError: ``gamma`` missing, or an argument of the wrong type.
+            ValueError: envs of different compositions, a finished env, or an env with other
+                than one active agent; a callback output of the wrong shape.
         """
         if gamma is _REQUIRED:  # the original's (PyO3's) wording, not CPython's "keyword-only"
             raise TypeError("PolicyHandle.choose() missing 1 required keyword argument: 'gamma'")
@@ -156,9 +200,22 @@ class PolicyHandle:
     # -- constructors ---------------------------------------------------------------------------
 
     @staticmethod
-    def EpsilonGreedyQ(n_heads=1, epsilon=0.1) -> PolicyHandle:
+    def EpsilonGreedyQ(n_heads: int = 1, epsilon: float = 0.1) -> PolicyHandle:
         """Greedy over legal Q (one head per episode when ``n_heads > 1``), uniform legal exploration
-        with probability ``epsilon``.  Callback output: ``(rows, n_heads, A)``."""
+        with probability ``epsilon``.  Callback output: ``(rows, n_heads, A)``.
+
+        Args:
+            n_heads: Q heads (1 to 4096); each episode acts greedily on one drawn head.
+            epsilon: the probability of a uniform legal action, in [0, 1].
+
+        Returns:
+            The policy handle.
+
+        Raises:
+            TypeError: a knob of the wrong type.
+            OverflowError: a negative ``n_heads``.
+            ValueError: ``epsilon`` outside [0, 1].
+        """
         n_heads = _as_unsigned("n_heads", n_heads)
         epsilon = _unit_interval("epsilon", epsilon)
         return PolicyHandle("epsilon_greedy_q", {"n_heads": n_heads, "epsilon": epsilon})
@@ -166,29 +223,60 @@ class PolicyHandle:
     @staticmethod
     def Ppo() -> PolicyHandle:
         """Stochastic actor: samples the softmax over legal logits; records the behaviour log-prob.
-        Callback output: ``(logits (rows, >= A), values (rows,))``."""
+        Callback output: ``(logits (rows, >= A), values (rows,))``.
+
+        Returns:
+            The policy handle.
+        """
         return PolicyHandle("ppo", {})
 
     @staticmethod
     def AlphaZero(
-        num_simulations=64,
-        c_puct=1.5,
-        max_depth=64,
-        temperature=1.0,
-        temperature_drop=8,
-        chance=None,
-        noise=_NOISE_DEFAULT,
-        sequential_backup="auto",
+        num_simulations: int = 64,
+        c_puct: float = 1.5,
+        max_depth: int = 64,
+        temperature: float = 1.0,
+        temperature_drop: int | None = 8,
+        chance: ChanceModeHandle | None = None,
+        noise: NoiseHandle | None = _NOISE_DEFAULT,
+        sequential_backup: str = "auto",
         *,
-        leaf_batch=1,
-        virtual_loss=1.0,
+        leaf_batch: int = 1,
+        virtual_loss: float = 1.0,
     ) -> PolicyHandle:
         """PUCT search (decoupled for simultaneous games) with root Dirichlet noise and an acting
         temperature for the first ``temperature_drop`` plies.  Callback output: ``(logits, values)``.
 
         ``leaf_batch`` (keyword-only, an extension of 0.4.0): leaves selected per tree per inference round, each
         path carrying a ``virtual_loss`` (visits + 1, value - virtual_loss for the mover) until
-        its backup; 1 is the unbatched search (docs/leaf-batching.md)."""
+        its backup; 1 is the unbatched search (docs/leaf-batching.md).
+
+        Args:
+            num_simulations: simulations per search (2 to 2**20).
+            c_puct: the PUCT exploration constant (finite, >= 0).
+            max_depth: the deepest ply a simulation descends.
+            temperature: the acting temperature over root visits for the first
+                ``temperature_drop`` plies (finite, >= 0; 0 is the most-visited action).
+            temperature_drop: the ply from which the policy acts greedily; ``None`` never drops.
+            chance: how the search consumes the game's chance (``rf.chance_modes``); ``None`` is
+                this policy's default (``AlwaysResample``).
+            noise: root exploration noise: ``Dirichlet(epsilon=0.25, alpha=0.3)`` by default
+                (0.4.0's signature shows this default as ``Ellipsis``); ``None`` turns it off.
+            sequential_backup: ``"auto"`` (negamax at one or two players, MaxN above) or
+                ``"maxn"``.
+            leaf_batch: keyword-only, not in 0.4.0: leaves selected per tree per inference round,
+                1 to 4096; each pending path carries a ``virtual_loss`` until its backup; 1 is the
+                unbatched search (docs/leaf-batching.md).
+            virtual_loss: keyword-only, not in 0.4.0: the pending-path penalty (finite, >= 0).
+
+        Returns:
+            The policy handle.
+
+        Raises:
+            TypeError: a knob of the wrong type (e.g. ``noise`` that is not a ``NoiseHandle``).
+            OverflowError: a negative count.
+            ValueError: a knob out of range, or an unknown ``sequential_backup``.
+        """
         params = {
             "num_simulations": _as_unsigned("num_simulations", num_simulations),
             "c_puct": _nonneg_finite("c_puct", c_puct),
@@ -200,27 +288,47 @@ class PolicyHandle:
             "sequential_backup": _choice("sequential_backup", sequential_backup, ("auto", "maxn")),
         }
         _leaf_batch(params, leaf_batch, virtual_loss)
-        if noise is _NOISE_DEFAULT:
-            noise = NoiseHandle.Dirichlet()
-        elif noise is not None and not isinstance(noise, NoiseHandle):
+        if noise is not None and not isinstance(noise, NoiseHandle):
             raise TypeError(f"argument 'noise': '{type(noise).__name__}' object cannot be converted to 'NoiseHandle'")
         return PolicyHandle("alphazero", params, _chance(chance, "always_resample"), noise)
 
     @staticmethod
     def Mcts(
-        num_simulations=64,
-        uct_c=2.0,
-        max_depth=64,
-        act_by="value",
-        temperature=0.0,
-        temperature_drop=None,
-        chance=None,
+        num_simulations: int = 64,
+        uct_c: float = 2.0,
+        max_depth: int = 64,
+        act_by: str = "value",
+        temperature: float = 0.0,
+        temperature_drop: int | None = None,
+        chance: ChanceModeHandle | None = None,
         *,
-        leaf_batch=1,
-        virtual_loss=1.0,
+        leaf_batch: int = 1,
+        virtual_loss: float = 1.0,
     ) -> PolicyHandle:
         """UCT (decoupled UCT for simultaneous games).  Callback output: Q ``(rows, 1, A)``.
-        ``leaf_batch`` / ``virtual_loss``: as for :meth:`AlphaZero`."""
+
+        Args:
+            num_simulations: simulations per search (up to 2**20).
+            uct_c: the UCT exploration constant (finite, >= 0).
+            max_depth: the deepest ply a simulation descends.
+            act_by: ``"value"`` (the best mean value) or ``"visits"`` (the most visited).
+            temperature: the acting temperature (finite, >= 0; 0 is greedy).
+            temperature_drop: the ply from which the policy acts greedily; ``None`` never drops.
+            chance: how the search consumes the game's chance (``rf.chance_modes``); ``None`` is
+                this policy's default (``AlwaysResample``).
+            leaf_batch: keyword-only, not in 0.4.0: leaves selected per tree per inference round,
+                1 to 4096; each pending path carries a ``virtual_loss`` until its backup; 1 is the
+                unbatched search (docs/leaf-batching.md).
+            virtual_loss: keyword-only, not in 0.4.0: the pending-path penalty (finite, >= 0).
+
+        Returns:
+            The policy handle.
+
+        Raises:
+            TypeError: a knob of the wrong type.
+            OverflowError: a negative count.
+            ValueError: a knob out of range, or an unknown ``act_by``.
+        """
         params = {
             "num_simulations": _as_unsigned("num_simulations", num_simulations),
             "uct_c": _nonneg_finite("uct_c", uct_c),
@@ -235,9 +343,24 @@ class PolicyHandle:
         return PolicyHandle("mcts", params, _chance(chance, "always_resample"))
 
     @staticmethod
-    def Minimax(depth=4, top_k=None, chance=None) -> PolicyHandle:
+    def Minimax(depth: int = 4, top_k: int | None = None, chance: ChanceModeHandle | None = None) -> PolicyHandle:
         """Depth-limited expectiminimax for two-player zero-sum sequential games; frontier leaves
-        scored by the callback for the leaf's own mover.  Callback output: Q ``(rows, 1, A)``."""
+        scored by the callback for the leaf's own mover.  Callback output: Q ``(rows, 1, A)``.
+
+        Args:
+            depth: plies of lookahead (>= 1).
+            top_k: keep only the ``top_k`` best-scored moves per node; ``None`` keeps all.
+            chance: how the search consumes the game's chance (``rf.chance_modes``); ``None`` is
+                this policy's default (``ExpandAll``); ``AlwaysResample`` is refused.
+
+        Returns:
+            The policy handle.
+
+        Raises:
+            TypeError: a knob of the wrong type.
+            OverflowError: a negative ``top_k``.
+            ValueError: ``depth`` or ``top_k`` below 1, or ``AlwaysResample`` chance.
+        """
         depth = _as_signed("depth", depth, 32)
         if depth < 1:
             raise ValueError("minimax needs at least one ply of lookahead (depth >= 1)")
@@ -255,18 +378,42 @@ class PolicyHandle:
 
     @staticmethod
     def SelectiveExpectimax(
-        expansion_budget=64,
-        top_k=8,
-        max_depth=12,
-        beta=1.0,
-        chance=None,
-        n_heads=1,
-        epsilon=0.0,
-        opponent="uniform",
-        opp_temperature=1.0,
-        opp_floor=0.0,
+        expansion_budget: int = 64,
+        top_k: int = 8,
+        max_depth: int = 12,
+        beta: float = 1.0,
+        chance: ChanceModeHandle | None = None,
+        n_heads: int = 1,
+        epsilon: float = 0.0,
+        opponent: str = "uniform",
+        opp_temperature: float = 1.0,
+        opp_floor: float = 0.0,
     ) -> PolicyHandle:
-        """Best-first expectimax over ensemble heads.  Callback output: ``(rows, n_heads, A)``."""
+        """Best-first expectimax over ensemble heads.  Callback output: ``(rows, n_heads, A)``.
+
+        Args:
+            expansion_budget: node expansions per search (>= 1, up to 2**20).
+            top_k: children kept per expanded node, best first (>= 1).
+            max_depth: the deepest ply expanded.
+            beta: in [0, 1]; the weight of the heads' disagreement (uncertainty) in the
+                best-first order.
+            chance: how the search consumes the game's chance (``rf.chance_modes``); ``None`` is
+                this policy's default (``Committed(1)``); ``AlwaysResample`` is refused.
+            n_heads: Q heads of the ensemble (1 to 4096).
+            epsilon: the probability of a uniform legal action, in [0, 1].
+            opponent: ``"uniform"`` or ``"distributional"`` (a softmax opponent model).
+            opp_temperature: the distributional opponent's temperature (finite, > 0).
+            opp_floor: the distributional opponent's probability floor, in [0, 1].
+
+        Returns:
+            The policy handle.
+
+        Raises:
+            TypeError: a knob of the wrong type.
+            OverflowError: a negative count.
+            ValueError: a knob out of range, an unknown ``opponent``, or ``AlwaysResample``
+                chance.
+        """
         params = {
             "expansion_budget": _as_unsigned("expansion_budget", expansion_budget),
             "top_k": _as_unsigned("top_k", top_k),
@@ -317,3 +464,11 @@ registered, make = _registry("policy", _REGISTRY)
 
 # not picklable, as 0.4.0 (tests/reliability/test_no_pickle.py)
 PolicyHandle.__reduce_ex__ = _refuse_pickle
+
+# choose's signature as 0.4.0 shows it: ``gamma`` a required keyword (the sentinel default exists
+# only so that a missing gamma raises 0.4.0's own message).
+_sig = _inspect.signature(PolicyHandle.choose)
+PolicyHandle.choose.__signature__ = _sig.replace(
+    parameters=[q.replace(default=q.empty) if q.name == "gamma" else q for q in _sig.parameters.values()]
+)
+del _sig

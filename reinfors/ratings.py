@@ -56,12 +56,26 @@ _C = math.log(10.0) / 400.0  # d(log-odds) / d(Elo)
 
 
 def elo_to_score(elo: Any) -> Any:
-    """Expected score per game of an ``elo`` gap (logistic Elo): ``1 / (1 + 10**(-elo/400))``."""
+    """Expected score per game of an ``elo`` gap (logistic Elo): ``1 / (1 + 10**(-elo/400))``.
+
+    Args:
+        elo: an Elo gap, or an array of them.
+
+    Returns:
+        The expected score per game, a float64 array of ``elo``'s shape (0-d for a scalar).
+    """
     return 1.0 / (1.0 + np.power(10.0, -np.asarray(elo, dtype=np.float64) / 400.0))
 
 
 def score_to_elo(score: Any) -> Any:
-    """The Elo gap whose expected score is ``score`` (in (0, 1); ±inf at 1 and 0)."""
+    """The Elo gap whose expected score is ``score`` (in (0, 1); ±inf at 1 and 0).
+
+    Args:
+        score: an expected score per game, or an array of them.
+
+    Returns:
+        The Elo gap, a float64 array of ``score``'s shape (0-d for a scalar).
+    """
     s = np.asarray(score, dtype=np.float64)
     with np.errstate(divide="ignore"):
         return -400.0 * np.log10(1.0 / s - 1.0)
@@ -102,7 +116,15 @@ def _prob(name: str, value: Any) -> float:
 
 @dataclass(frozen=True)
 class Record:
-    """Wins, draws and losses of contestant ``a`` against contestant ``b``."""
+    """Wins, draws and losses of contestant ``a`` against contestant ``b``.
+
+    Attributes:
+        a (str): the contestant whose record this is.
+        b (str): its opponent (``"*"`` for a total over all opponents).
+        wins (int): ``a``'s wins.
+        draws (int): draws.
+        losses (int): ``a``'s losses.
+    """
 
     a: str
     b: str
@@ -112,6 +134,7 @@ class Record:
 
     @property
     def games(self) -> int:
+        """Games played: ``wins + draws + losses``."""
         return self.wins + self.draws + self.losses
 
     @property
@@ -127,6 +150,13 @@ class Results:
     mirrored, are ``b``'s against ``a``); ``add_arena(a, b, result)`` scores an
     :class:`reinfors.arena.ArenaResult` whose contestant 0 is ``a`` (a game is a win for the
     contestant with the larger payoff, a draw when the payoffs are equal).
+
+    Args:
+        names: contestants to register up front (the order of first appearance is the
+            table's order).
+
+    Raises:
+        ValueError: an empty or non-str name.
     """
 
     def __init__(self, names: Iterable[str] = ()) -> None:
@@ -147,7 +177,18 @@ class Results:
         return list(self._names)
 
     def add(self, a: str, b: str, wins: int = 0, draws: int = 0, losses: int = 0) -> None:
-        """Add ``a``'s ``wins``/``draws``/``losses`` against ``b``."""
+        """Add ``a``'s ``wins``/``draws``/``losses`` against ``b``.
+
+        Args:
+            a: the contestant whose results these are.
+            b: its opponent.
+            wins: ``a``'s wins.
+            draws: draws.
+            losses: ``a``'s losses.
+
+        Raises:
+            ValueError: ``a == b``, a bad name, or a negative or non-int count.
+        """
         self._add_name(a)
         self._add_name(b)
         if a == b:
@@ -160,7 +201,19 @@ class Results:
         row[2] += w if flip else l
 
     def add_arena(self, a: str, b: str, result: Any) -> Record:
-        """Score an ``ArenaResult`` (contestant 0 is ``a``, 1 is ``b``); returns ``a``'s record."""
+        """Score an ``ArenaResult`` (contestant 0 is ``a``, 1 is ``b``); returns ``a``'s record.
+
+        Args:
+            a: contestant 0 of the match.
+            b: contestant 1.
+            result: an ``ArenaResult``.
+
+        Returns:
+            ``a``'s record in this match.
+
+        Raises:
+            ValueError: ``result`` is not an ``ArenaResult``.
+        """
         games = getattr(result, "games", None)
         if games is None:
             raise ValueError(f"result must be an ArenaResult (got {type(result).__name__})")
@@ -171,7 +224,15 @@ class Results:
         return Record(a, b, w, d, l)
 
     def record(self, a: str, b: str) -> Record:
-        """``a``'s W/D/L against ``b`` (zeros when they never played)."""
+        """``a``'s W/D/L against ``b`` (zeros when they never played).
+
+        Args:
+            a: a contestant.
+            b: its opponent.
+
+        Returns:
+            ``a``'s record against ``b``.
+        """
         if (a, b) in self._wdl:
             w, d, l = self._wdl[(a, b)]
             return Record(a, b, w, d, l)
@@ -179,11 +240,22 @@ class Results:
         return Record(a, b, l, d, w)
 
     def records(self) -> list[Record]:
-        """Every played pairing once, in the order the pairs first appeared."""
+        """Every played pairing once, in the order the pairs first appeared.
+
+        Returns:
+            One record per pairing.
+        """
         return [Record(a, b, *v) for (a, b), v in self._wdl.items()]
 
     def totals(self, name: str) -> Record:
-        """``name``'s W/D/L summed over all its opponents (``b`` is ``"*"``)."""
+        """``name``'s W/D/L summed over all its opponents (``b`` is ``"*"``).
+
+        Args:
+            name: a contestant.
+
+        Returns:
+            Its summed record.
+        """
         w = d = l = 0
         for other in self._names:
             if other != name:
@@ -192,12 +264,24 @@ class Results:
         return Record(name, "*", w, d, l)
 
     def merge(self, other: Results) -> None:
-        """Add every record of ``other`` into this one."""
+        """Add every record of ``other`` into this one.
+
+        Args:
+            other: the results to add.
+        """
         for r in other.records():
             self.add(r.a, r.b, r.wins, r.draws, r.losses)
 
     def fit(self, anchor: str | None = None, **kw: Any) -> Ratings:
-        """:func:`fit` on these results."""
+        """:func:`fit` on these results.
+
+        Args:
+            anchor: the contestant rated 0; ``None`` is the first contestant.
+            **kw: further :func:`fit` keywords (``confidence``, ``prior_draws``).
+
+        Returns:
+            The fitted ratings.
+        """
         return fit(self, anchor=anchor, **kw)
 
 
@@ -229,6 +313,15 @@ class Ratings:
     ``elo[i]`` is ``names[i]``'s rating relative to ``anchor`` (0); ``ci[i]`` the half-width of its
     ``confidence`` interval; ``cov`` the ``[n, n] float64`` covariance of the ratings (the anchor's
     row and column are 0).  ``results`` are the counts that were fitted.
+
+    Attributes:
+        names (list[str]): the contestants.
+        elo (numpy.ndarray): float64 ``(n,)``: each contestant's Elo relative to ``anchor``.
+        ci (numpy.ndarray): float64 ``(n,)``: each rating's interval half-width.
+        cov (numpy.ndarray): float64 ``(n, n)``: the ratings' covariance.
+        anchor (str): the contestant rated 0.
+        confidence (float): the intervals' confidence.
+        results (Results): the counts that were fitted.
     """
 
     names: list[str]
@@ -251,13 +344,28 @@ class Ratings:
             raise ValueError(f"unknown contestant {name!r} (known: {', '.join(self.names)})") from None
 
     def gap(self, a: str, b: str) -> tuple[float, float]:
-        """``(elo[a] - elo[b], ci half-width of that gap)``."""
+        """``(elo[a] - elo[b], ci half-width of that gap)``.
+
+        Args:
+            a: a contestant.
+            b: another contestant.
+
+        Returns:
+            ``(elo[a] - elo[b], ci half-width of that gap)``.
+
+        Raises:
+            ValueError: an unknown contestant.
+        """
         i, j = self._index(a), self._index(b)
         var = self.cov[i, i] + self.cov[j, j] - 2.0 * self.cov[i, j]
         return float(self.elo[i] - self.elo[j]), float(_z(self.confidence) * math.sqrt(max(var, 0.0)))
 
     def rows(self) -> list[dict[str, Any]]:
-        """One dict per contestant, best first: name, games, wins, draws, losses, score, elo, ci."""
+        """One dict per contestant, best first: name, games, wins, draws, losses, score, elo, ci.
+
+        Returns:
+            The rows, best first.
+        """
         out = []
         for i in np.argsort(-self.elo, kind="stable"):
             t = self.results.totals(self.names[i])
@@ -276,7 +384,11 @@ class Ratings:
         return out
 
     def table(self) -> str:
-        """The ratings as an aligned text table (W/D/L, score, Elo ± CI), best first."""
+        """The ratings as an aligned text table (W/D/L, score, Elo ± CI), best first.
+
+        Returns:
+            The table's text.
+        """
         pct = f"{self.confidence * 100:g}%"
         head = f"{'name':<16} {'games':>6} {'W':>6} {'D':>6} {'L':>6} {'score':>6} {'elo':>8}  ± {pct} CI"
         lines = [head, "-" * len(head)]
@@ -291,7 +403,11 @@ class Ratings:
     __str__ = table
 
     def to_json(self) -> str:
-        """The table, the anchor, the confidence and every pairing's record, as JSON."""
+        """The table, the anchor, the confidence and every pairing's record, as JSON.
+
+        Returns:
+            A JSON document.
+        """
         return json.dumps(
             {
                 "anchor": self.anchor,
@@ -303,7 +419,11 @@ class Ratings:
         )
 
     def to_csv(self) -> str:
-        """The table as CSV (header: name,games,wins,draws,losses,score,elo,ci)."""
+        """The table as CSV (header: name,games,wins,draws,losses,score,elo,ci).
+
+        Returns:
+            The CSV text.
+        """
         buf = io.StringIO()
         rows = self.rows()
         w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
@@ -313,7 +433,18 @@ class Ratings:
 
     def plot(self, ax: Any = None, order: Sequence[str] | None = None) -> Any:
         """Elo with error bars (matplotlib required); ``order`` picks and orders the x axis
-        (e.g. checkpoints in training order; default best first).  Returns the axes."""
+        (e.g. checkpoints in training order; default best first).  Returns the axes.
+
+        Args:
+            ax: matplotlib axes to draw into; ``None`` makes a figure.
+            order: the contestants on the x axis, in order; ``None`` is best first.
+
+        Returns:
+            The matplotlib axes.
+
+        Raises:
+            ImportError: matplotlib is not installed.
+        """
         try:
             import matplotlib.pyplot as plt
         except ImportError as e:  # optional dependency
@@ -344,6 +475,19 @@ def fit(
     ``prior_draws`` >= 0 virtual draws are added to every played pairing (see the module
     docstring).  Raises ``ValueError`` when the contestants do not form one connected pool, or
     (``prior_draws=0``) when a group of them scored 0 or 100 % against the rest.
+
+    Args:
+        results: the W/D/L counts.
+        anchor: the contestant rated 0; ``None`` is the first.
+        confidence: the intervals' confidence, in (0, 1).
+        prior_draws: virtual draws added to every played pairing (>= 0).
+
+    Returns:
+        The ratings, their intervals and covariance.
+
+    Raises:
+        ValueError: no games, an unknown anchor, a bad ``confidence`` / ``prior_draws``, a pool
+            that is not connected, or (``prior_draws=0``) a group scoring 0 or 100 %.
     """
     if not isinstance(results, Results):
         res = Results()
@@ -444,6 +588,17 @@ class Sprt:
 
     ``prior_units`` virtual units scoring 0 and 1 (half each) regularise the variance so the
     very first identical scores (all wins, say) cannot decide the test on their own.
+
+    Args:
+        elo0: the Elo gap of H0.
+        elo1: the Elo gap of H1 (> ``elo0``).
+        alpha: the false-acceptance rate, in (0, 1).
+        beta: the false-rejection rate, in (0, 1); ``alpha + beta < 1``.
+        prior_units: virtual units regularising the variance (finite, >= 0).
+
+    Raises:
+        ValueError: a bound that is not finite, ``elo1 <= elo0``, a rate out of range, or a bad
+            ``prior_units``.
     """
 
     def __init__(
@@ -477,7 +632,17 @@ class Sprt:
         """Add per-unit scores (each in [0, 1]); returns :attr:`decision` (None = keep playing).
 
         Scores are taken in order and the test stops at the first unit that crosses a bound, so
-        feeding a chunk gives the same decision as feeding its units one by one."""
+        feeding a chunk gives the same decision as feeding its units one by one.
+
+        Args:
+            scores: per-unit scores in [0, 1] (a number or an array).
+
+        Returns:
+            ``"H1"``, ``"H0"``, or None while undecided.
+
+        Raises:
+            ValueError: a score that is not a finite number in [0, 1].
+        """
         x = np.asarray(scores, dtype=np.float64).reshape(-1)
         if x.size and not (np.all(np.isfinite(x)) and x.min() >= 0.0 and x.max() <= 1.0):
             raise ValueError("scores must be finite numbers in [0, 1]")
@@ -504,7 +669,19 @@ class Sprt:
 
     def update_wdl(self, wins: int = 0, draws: int = 0, losses: int = 0) -> str | None:
         """:meth:`update` with per-game scores (order: as given, wins then draws then losses —
-        use :meth:`update` with the real order when stopping mid-chunk matters)."""
+        use :meth:`update` with the real order when stopping mid-chunk matters).
+
+        Args:
+            wins: games won.
+            draws: games drawn.
+            losses: games lost.
+
+        Returns:
+            ``"H1"``, ``"H0"``, or None while undecided.
+
+        Raises:
+            ValueError: a negative or non-int count.
+        """
         w, d, l = _count("wins", wins), _count("draws", draws), _count("losses", losses)
         return self.update(np.concatenate([np.ones(w), np.full(d, 0.5), np.zeros(l)]))
 

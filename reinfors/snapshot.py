@@ -59,7 +59,14 @@ _SCALARS = ("target", "rec", "episodes", "emitted", "levels_done", "records_done
 
 def snapshot_fingerprint(config: dict) -> str:
     """64 lowercase hex: SHA-256 of the canonical resolved config without the knobs a snapshot
-    restores across (``engine.batch_size``, ``n_threads``, ``pad``) and ``reinfors_version``."""
+    restores across (``engine.batch_size``, ``n_threads``, ``pad``) and ``reinfors_version``.
+
+    Args:
+        config: an ``Engine.resolved_config()``.
+
+    Returns:
+        64 lowercase hex characters.
+    """
     cfg = dict(config)
     cfg.pop("reinfors_version", None)
     engine = dict(cfg.get("engine") or {})
@@ -142,6 +149,7 @@ class EngineSnapshot:
 
     @property
     def schema_version(self) -> int:
+        """The byte format's version (``to_bytes`` writes it; ``from_bytes`` accepts only it)."""
         return SCHEMA
 
     @property
@@ -163,7 +171,11 @@ class EngineSnapshot:
     # -- bytes ------------------------------------------------------------------------------------
 
     def to_bytes(self) -> bytes:
-        """The envelope and payload described in the module docstring."""
+        """Serialise the snapshot (the envelope and payload described in the module docstring).
+
+        Returns:
+            The bytes; ``EngineSnapshot.from_bytes`` reads them back.
+        """
         fp = self._fingerprint.encode("utf-8")
         head = [MAGIC, struct.pack("<BI", SCHEMA, len(fp)), fp, struct.pack("<Q", self._generation)]
         if self._policy_version is None:
@@ -183,9 +195,19 @@ class EngineSnapshot:
         return b"".join(head) + hashlib.blake2b(payload, digest_size=DIGEST_SIZE).digest() + payload
 
     @staticmethod
-    def from_bytes(data) -> EngineSnapshot:
-        """Parse and validate ``to_bytes`` output; ``ValueError("invalid EngineSnapshot: …")`` on
-        anything malformed, ``TypeError`` when ``data`` is not bytes."""
+    def from_bytes(data: bytes) -> EngineSnapshot:
+        """Parse and validate ``to_bytes`` output.
+
+        Args:
+            data: bytes written by :meth:`to_bytes`.
+
+        Returns:
+            The snapshot, for ``Engine.restore``.
+
+        Raises:
+            TypeError: ``data`` is not bytes.
+            ValueError: ``"invalid EngineSnapshot: …"`` on anything malformed or corrupted.
+        """
         if not isinstance(data, bytes):
             raise TypeError(f"argument 'data': '{type(data).__name__}' object cannot be converted to 'PyBytes'")
         r = _Reader(data)

@@ -31,7 +31,7 @@ class Box:
 
     __slots__ = ("_shape", "_low", "_high")
 
-    def __init__(self, shape, low: float = 0.0, high: float = 1.0):
+    def __init__(self, shape: tuple[int, ...], low: float = 0.0, high: float = 1.0):
         self._shape = tuple(int(d) for d in shape)
         self._low = np.full(self._shape, low, dtype=np.float32)
         self._high = np.full(self._shape, high, dtype=np.float32)

@@ -22,6 +22,13 @@ class RandomStartingMoves:
     chance games, continue the same chance stream (duplicate format).  A draw whose moves end the
     game (or that ends exactly at a terminal) is redrawn, at most ``max_retries`` times; then
     ``generate`` raises ``ValueError``.
+
+    Args:
+        n_moves: random moves per opening (>= 1).
+        max_retries: draws tried before ``generate`` gives up.
+
+    Raises:
+        ValueError: ``n_moves`` below 1.
     """
 
     def __init__(self, n_moves: int, max_retries: int = 32) -> None:
@@ -31,7 +38,19 @@ class RandomStartingMoves:
         self.max_retries = max_retries
 
     def generate(self, game: Any, reward: Any, seed: int) -> tuple[EnvSnapshot, list[int]]:
-        """The opening for ``seed``: ``(snapshot after it, its actions)``."""
+        """The opening for ``seed``.
+
+        Args:
+            game: the game.
+            reward: reward weights, or ``None``.
+            seed: the opening's seed (an Arena derives one per opening pair).
+
+        Returns:
+            ``(snapshot after the opening, its actions)``.
+
+        Raises:
+            ValueError: no live opening in ``max_retries`` draws (the game may be too short).
+        """
         for attempt in range(self.max_retries):
             opening = self._draw(game, reward, seed, attempt)
             if opening is not None:

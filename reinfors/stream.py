@@ -31,6 +31,8 @@ import weakref
 
 import reinfors._runtime.runtime  # noqa: F401 - its atexit handler must run after ours (LIFO)
 
+from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
+
 __all__ = ["CollectStream"]
 
 _STOPPED = "collect stream is stopped"
@@ -178,7 +180,7 @@ class CollectStream:
             raise value
         return value
 
-    def next(self):
+    def next(self) -> AlphaZeroBatch | DqnBatch | PpoBatch | TreeStrapBatch:
         """The next finished batch, in window order (blocks until one is ready).
 
         Returns:
@@ -223,7 +225,7 @@ class CollectStream:
             self._finalizer.detach()
             self._engine._held = False
 
-    def pause(self) -> list:
+    def pause(self) -> list[AlphaZeroBatch | DqnBatch | PpoBatch | TreeStrapBatch]:
         """Lossless barrier: stop the stream without losing a record.
 
         Starts no new window, finishes the in-flight one with real inference, returns every

@@ -103,7 +103,23 @@ def check_game(game: GameHandle, *, episodes: int = 20, max_steps: int = 400, ba
     """Run the conformance checks on ``game``; return counts of what was exercised.
 
     ``episodes`` random single-path episodes of at most ``max_steps`` ticks each, and a batched
-    run over ``batch`` rows of ``max_steps`` ticks.  Raises :class:`GameCheckError` on a violation.
+    run over ``batch`` rows of ``max_steps`` ticks.
+
+    Args:
+        game: the game to check (a built-in or ``rf.games.custom`` / ``from_module`` handle).
+        episodes: random single-``Env`` episodes to play.
+        max_steps: the tick cap of each episode and of the batched run.
+        batch: rows of the batched run.
+        seed: the seed of the random moves.
+
+    Returns:
+        Counts of what was exercised: ``episodes``, ``ticks``, ``finished``, ``snapshots``,
+        ``illegal_rejections``, ``batched_ticks``.
+
+    Raises:
+        TypeError: ``game`` is not a ``GameHandle``.
+        GameCheckError: a violated invariant (an ``AssertionError`` naming it).
+        GameContractError: a function writes past a declared size (user games).
     """
     if not isinstance(game, GameHandle):
         raise TypeError(f"check_game expects a GameHandle, got {type(game).__name__}")

@@ -40,13 +40,26 @@ def _is_external(c: Any) -> bool:
 @dataclass
 class TournamentResult:
     """Every pairing's :class:`ArenaResult` (``matches[(a, b)]``, contestant 0 = ``a``) and the
-    W/D/L counts (``results``); :meth:`ratings` fits Elo."""
+    W/D/L counts (``results``); :meth:`ratings` fits Elo.
+
+    Attributes:
+        results (Results): the W/D/L counts of every pairing.
+        matches (dict[tuple[str, str], ArenaResult]): each pairing's games, contestant 0 = ``a``.
+    """
 
     results: Results
     matches: dict[tuple[str, str], Any] = field(repr=False)
 
     def ratings(self, anchor: str | None = None, **kw: Any) -> Ratings:
-        """:func:`reinfors.ratings.fit` on the results (``anchor`` default: the first contestant)."""
+        """:func:`reinfors.ratings.fit` on the results.
+
+        Args:
+            anchor: the contestant fixed at Elo 0; ``None`` is the first contestant.
+            **kw: further :func:`reinfors.ratings.fit` keywords (``confidence``, ``prior_draws``).
+
+        Returns:
+            The fitted ratings.
+        """
         return fit(self.results, anchor=anchor, **kw)
 
 
@@ -58,6 +71,22 @@ class Tournament:
     (a sequence of names) it is a gauntlet: every contestant outside the pool plays every pool
     member, and pool members do not play each other.  ``games_per_pair`` (even) games per pairing;
     ``n_slots``, ``start`` and ``batch_delay`` are the Arena's.
+
+    Args:
+        game: a two-player sequential game.
+        reward: reward weights, or ``None`` for the game's defaults.
+        contestants: ``{name: (policy, infer, gamma) or External}``, at least two.
+        games_per_pair: games per pairing, even.
+        pool: names of a gauntlet's pool; ``None`` is a round robin.
+        n_slots: games played at once per match.
+        start: an opening generator, or ``None``.
+        seed: the tournament's seed (each pairing derives its own).
+        batch_delay: as for :class:`~reinfors.Arena`.
+
+    Raises:
+        ValueError: fewer than two contestants, an empty or non-str name, an odd
+            ``games_per_pair``, a bad ``pool``, two External contestants in one pairing, or
+            what ``Arena`` refuses.
     """
 
     def __init__(
@@ -119,7 +148,14 @@ class Tournament:
         self.seed = int(seed)
 
     def play(self, *, progress: bool | None = None) -> TournamentResult:
-        """Play every pairing (in :attr:`pairs` order) and return the :class:`TournamentResult`."""
+        """Play every pairing (in :attr:`pairs` order).
+
+        Args:
+            progress: show a progress bar per match (``None``: the Arena's default).
+
+        Returns:
+            Every match and the W/D/L counts.
+        """
         from .arena import _mix64
 
         results = Results(self.names)
@@ -141,6 +177,15 @@ class GateResult:
     rejects).  ``record`` is the candidate's W/D/L over every game played (a chunk is played
     whole, so it may hold a few games past the deciding pair); ``sprt`` the test itself;
     ``elo``/``ci`` the candidate's fitted gap and its 95 % half-width.
+
+    Attributes:
+        accepted (bool): the SPRT accepted H1.
+        decision (str | None): ``"H1"``, ``"H0"`` or None (undecided at ``max_games``).
+        games (int): games played.
+        record (Record): the candidate's W/D/L against the incumbent.
+        elo (float): the candidate's fitted Elo gap.
+        ci (float): the gap's 95 % half-width.
+        sprt (Sprt): the test itself.
     """
 
     accepted: bool
@@ -173,6 +218,28 @@ def gate(
     the Arena ``chunk_games`` games at a time and stopped at the first chunk where it decides, or
     at ``max_games``.  Each opening pair (both seats) is one SPRT unit, so the openings'
     correlation is accounted for.  Contestants are Arena contestants.
+
+    Args:
+        game: a two-player sequential game.
+        reward: reward weights, or ``None`` for the game's defaults.
+        candidate: the new contestant (``(policy, infer, gamma)`` or ``External``).
+        incumbent: the contestant to beat.
+        elo0: the Elo gap of H0.
+        elo1: the Elo gap of H1 (> ``elo0``).
+        alpha: the false-acceptance rate, in (0, 1).
+        beta: the false-rejection rate, in (0, 1).
+        chunk_games: games per Arena call (even).
+        max_games: the cap on games (even); reaching it undecided rejects.
+        n_slots: games played at once.
+        start: an opening generator, or ``None``.
+        seed: the gate's seed.
+
+    Returns:
+        The decision, the games played, the record and the fitted Elo gap.
+
+    Raises:
+        ValueError: an odd ``chunk_games`` / ``max_games``, a non-int ``seed``, SPRT bounds out
+            of range, or what ``Arena`` refuses.
     """
     sprt = Sprt(elo0, elo1, alpha, beta)
     chunk = _even_games("chunk_games", chunk_games)

@@ -93,6 +93,7 @@ def test_readme_front_page():
     assert lines[4].endswith("pip install -e '.[test]' && pytest -n auto --dist loadfile")
     assert "-n auto --dist loadfile" in (ROOT / ".ci" / "run").read_text()  # CI runs the README's command
     assert "```python" in top and "engine.collect(" in top
+    assert "generates reinforcement-learning training data" in top and "It is for " in top  # what, for whom
     assert not re.search(r"\b20\d\d-\d\d-\d\d\b", top), "a date in the README's first screen"
 
 

@@ -31,28 +31,6 @@ def test_quickstart_notebook_executes():
     assert not [o for o in outputs if o.get("output_type") == "error"]
 
 
-def test_alphazero_example_runs():
-    out = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "examples" / "alphazero_connect4.py"),
-            "--iterations",
-            "2",
-            "--records",
-            "128",
-            "--sims",
-            "8",
-            "--n-games",
-            "8",
-        ],  # fmt: skip
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.count("iteration ") == 2 and "trained network's moves on 4 boards: [" in out.stdout
-
-
 def _run_example(name: str, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, str(ROOT / "examples" / name), *args], capture_output=True, text=True, timeout=timeout
@@ -96,6 +74,7 @@ def test_eval_arena_example_runs():
 def test_alphazero_chess_example_runs():
     out = _run_example("alphazero_chess.py", "--iterations", "2", "--records", "32", "--sims", "4", "--n-games", "2", timeout=900)
     assert out.stdout.count("iteration ") == 2 and "network's opening move: " in out.stdout
+    assert out.stdout.count("uniform over all actions") == 2 and "untrained: " in out.stdout
 
 
 # -- the train_* examples (learning targets are measured by running them as written; see
@@ -207,6 +186,8 @@ def test_train_alphazero_connect4_smoke(tmp_path):
     assert {"win_rate_vs_minimax2", "games", "minutes", "records", "curve"} <= res.keys()
     assert res["games"] == 4 and 0.0 <= res["win_rate_vs_minimax2"] <= 1.0 and res["records"] >= 64
     assert res["curve"][0][0] == 0.0 and res["curve"][-1][1] == res["win_rate_vs_minimax2"]
+    assert res["untrained_win_rate_vs_minimax2"] == res["curve"][0][1]  # the baseline, printed beside the result
+    assert "untrained network" in out.stdout.splitlines()[-2]
     # the Elo curve: one point per evaluation (checkpoint), anchored to Minimax; ckpt0 is accepted unplayed
     assert [p[1] for p in res["elo_curve"]] == [f"ckpt{i}" for i in range(len(res["curve"]))]
     assert res["accepted"][0] == "ckpt0" and all(p[3] >= 0 for p in res["elo_curve"])
@@ -215,21 +196,39 @@ def test_train_alphazero_connect4_smoke(tmp_path):
 
 
 def test_train_dqn_gridworld_smoke():
-    res = _last_json(_run_example("train_dqn_gridworld.py", "--updates", "3", "--records", "64", "--n-games", "8", "--eval-episodes", "6"))
-    assert {"mean_return", "optimal_return", "records"} <= res.keys()
+    out = _run_example("train_dqn_gridworld.py", "--updates", "3", "--records", "64", "--n-games", "8", "--eval-episodes", "6")
+    res = _last_json(out)
+    assert {"mean_return", "untrained_mean_return", "optimal_return", "records"} <= res.keys()
+    assert res["untrained_mean_return"] <= res["optimal_return"] + 1e-9
+    assert "untrained network" in out.stdout.splitlines()[-2] and "optimal" in out.stdout.splitlines()[-2]
     # the computed optimum bounds every policy's return; 5x5, step -0.1, goal 1: between 0.3 and 1.0
     assert res["mean_return"] <= res["optimal_return"] + 1e-9 and 0.3 <= res["optimal_return"] <= 1.0
 
 
 def test_train_ppo_connect4_smoke():
-    res = _last_json(_run_example("train_ppo_connect4.py", "--updates", "2", "--records", "128", "--n-games", "8", "--eval-games", "4", "--eval-every", "1"))
-    assert {"win_rate_vs_random", "games", "records"} <= res.keys()
+    out = _run_example("train_ppo_connect4.py", "--updates", "2", "--records", "128", "--n-games", "8", "--eval-games", "4", "--eval-every", "1")
+    res = _last_json(out)
+    assert {"win_rate_vs_random", "untrained_win_rate_vs_random", "games", "records"} <= res.keys()
+    assert res["untrained_win_rate_vs_random"] == res["curve"][0][1] and "untrained network" in out.stdout.splitlines()[-2]
     assert res["games"] == 4 and 0.0 <= res["win_rate_vs_random"] <= 1.0 and len(res["curve"]) == 3
 
 
 def test_train_deep_cfr_kuhn_smoke():
-    res = _last_json(
-        _run_example("train_deep_cfr_kuhn.py", "--iterations", "2", "--traversals", "50", "--adv-steps", "5", "--strategy-steps", "10", "--eval-every", "1")
+    out = _run_example(
+        "train_deep_cfr_kuhn.py", "--iterations", "2", "--traversals", "50", "--adv-steps", "5", "--strategy-steps", "10", "--eval-every", "1"
     )
+    res = _last_json(out)
+    assert "uniform policy 0.4583 (the baseline)" in out.stdout.splitlines()[-2]
     assert abs(res["uniform_exploitability"] - 0.4583333333333333) < 1e-9
     assert 0.0 <= res["exploitability"] < 1.0 and len(res["curve"]) == 2 and res["strategy_samples"] > 0
+
+
+def test_cfr_leduc_example_starts_from_the_uniform_policy():
+    out = _run_example("cfr_leduc.py", "2")
+    assert out.returncode == 0, out.stderr
+    import re
+
+    rows = [line.split() for line in out.stdout.splitlines() if re.match(r"^\s*\d+\s+[-+\d.e]+\s+[-\d.]+\s+[\d.]+", line)]
+    assert rows[0][0] == "0" and out.stdout.splitlines()[1].endswith("(uniform policy)")
+    assert abs(float(rows[0][1]) - 2.37361) < 1e-4  # Leduc's uniform policy: NashConv 4.747 / 2 players
+    assert float(rows[-1][1]) < float(rows[0][1])

@@ -24,11 +24,13 @@ import hashlib
 import json
 import struct
 import threading
+from typing import Any
 
 import numpy as np
 
 from reinfors._runtime import codegen
 from reinfors._validate import as_unsigned, rust_debug
+from reinfors.games import GameHandle
 from reinfors.jit.solvers import best_response as _br
 from reinfors.jit.solvers import cfr as _cfr
 from reinfors.jit.solvers import gametree as _gt
@@ -107,9 +109,16 @@ class GameTree:
     ``kind, player, infoset, first_edge, n_edges, depth, term_id, edge_child, edge_prob,
     edge_action, util, is_player, is_nact, is_actions, key_data, key_len, table, by_depth,
     depth_start``.
+
+    Args:
+        gdef: the game's definition (``game._def``; use :func:`game_tree` for a handle).
+
+    Raises:
+        TreeTooLarge: the tree exceeds the exact-table node cap.
+        ValueError: the game is malformed for a tree (e.g. a chance node with no outcome).
     """
 
-    def __init__(self, gdef):
+    def __init__(self, gdef: Any):
         self.name = gdef.name
         self.n_players = P = gdef.n_players
         self.n_actions = A = gdef.n_actions
@@ -227,7 +236,14 @@ class GameTree:
                 a.setflags(write=False)
 
     def infoset_id(self, key: bytes) -> int:
-        """Dense id of the info state with key ``key``, or -1."""
+        """The dense id of an info state.
+
+        Args:
+            key: the info-state key (``Env.information_state_key``).
+
+        Returns:
+            The id, or -1 for an unknown key.
+        """
         k = np.frombuffer(bytes(key), np.uint8)
         if k.size > self.key_data.shape[1]:
             return -1
@@ -237,11 +253,19 @@ class GameTree:
         return int(self.table[slot])
 
     def keys(self) -> list[bytes]:
-        """Every info-state key, by dense id."""
+        """Every info-state key.
+
+        Returns:
+            The keys, by dense id.
+        """
         return [bytes(self.key_data[i, : self.key_len[i]]) for i in range(self.n_infosets)]
 
     def uniform_policy(self) -> np.ndarray:
-        """``[n_infosets, A] float64``: uniform over each info state's legal slots."""
+        """The uniform policy.
+
+        Returns:
+            ``[n_infosets, A] float64``: uniform over each info state's legal slots.
+        """
         pol = np.zeros((self.n_infosets, self.n_actions), np.float64)
         _cfr.average_policy(pol, self.is_nact, pol)
         return pol
@@ -251,8 +275,18 @@ _trees: dict = {}
 _trees_lock = threading.Lock()
 
 
-def game_tree(game) -> GameTree:
-    """The :class:`GameTree` of a game handle (built once per composition, then cached)."""
+def game_tree(game: GameHandle) -> GameTree:
+    """The :class:`GameTree` of a game handle (built once per composition, then cached).
+
+    Args:
+        game: a sequential game handle (Kuhn, Leduc, ...).
+
+    Returns:
+        The tree.
+
+    Raises:
+        TreeTooLarge: the tree exceeds the exact-table node cap.
+    """
     gdef = game._def
     key = (gdef.name, gdef.params.tobytes(), gdef.reward_defaults, id(gdef.ns))
     with _trees_lock:
@@ -275,9 +309,20 @@ def _check_policy(tree: GameTree, policy) -> np.ndarray:
     return pol
 
 
-def best_response_values(tree: GameTree, policy) -> np.ndarray:
-    """Each player's best-response value against ``policy`` (``[n_infosets, A]``, slot ``a`` =
-    the ``a``-th legal action of the info state): ``np.ndarray [P] float64``."""
+def best_response_values(tree: GameTree, policy: np.ndarray) -> np.ndarray:
+    """Each player's best-response value against ``policy``.
+
+    Args:
+        tree: the game tree.
+        policy: ``[n_infosets, A]`` probabilities; slot ``a`` is the ``a``-th legal action of
+            the info state.
+
+    Returns:
+        ``[P] float64``: each player's best-response value.
+
+    Raises:
+        ValueError: a policy of the wrong shape, or a tree whose info states span levels.
+    """
     if not tree.levels_consistent:
         raise ValueError("best responses need every information state's nodes on one tree level")
     pol = _check_policy(tree, policy)
@@ -290,8 +335,16 @@ def best_response_values(tree: GameTree, policy) -> np.ndarray:
     return out
 
 
-def policy_values(tree: GameTree, policy) -> np.ndarray:
-    """Every player's expected return when all play ``policy``: ``np.ndarray [P] float64``."""
+def policy_values(tree: GameTree, policy: np.ndarray) -> np.ndarray:
+    """Every player's expected return when all play ``policy``.
+
+    Args:
+        tree: the game tree.
+        policy: ``[n_infosets, A]`` probabilities over each info state's legal slots.
+
+    Returns:
+        ``[P] float64``: each player's expected return.
+    """
     pol = _check_policy(tree, policy)
     value = np.zeros((tree.n_nodes, tree.n_players), np.float64)
     t = tree
@@ -299,8 +352,16 @@ def policy_values(tree: GameTree, policy) -> np.ndarray:
     return value[0].copy()
 
 
-def nash_conv(tree: GameTree, policy) -> float:
-    """OpenSpiel's NashConv of ``policy``: the sum over players of BR value minus on-policy value."""
+def nash_conv(tree: GameTree, policy: np.ndarray) -> float:
+    """OpenSpiel's NashConv of ``policy``: the sum over players of BR value minus on-policy value.
+
+    Args:
+        tree: the game tree.
+        policy: ``[n_infosets, A]`` probabilities over each info state's legal slots.
+
+    Returns:
+        The NashConv (0 at a Nash equilibrium).
+    """
     br = best_response_values(tree, policy)
     on = policy_values(tree, policy)
     return float(np.sum(br - on))
@@ -328,6 +389,18 @@ class Cfr:
     with alternating updates, as OpenSpiel's ``CFRSolver`` / ``CFRPlusSolver`` — or
     ``"external_mccfr"`` (external-sampling Monte-Carlo CFR, one traversal per player per
     iteration, seeded by ``seed``).
+
+    Args:
+        game: Kuhn poker (2-10 players), Leduc poker, or Texas Hold'em (``external_mccfr``
+            only).
+        variant: ``"vanilla"``, ``"plus"`` or ``"external_mccfr"``.
+        seed: the sampling seed (``external_mccfr``).
+
+    Raises:
+        TypeError: ``game`` is not a ``GameHandle`` or ``variant`` not a str.
+        OverflowError: a negative ``seed``.
+        ValueError: an unknown variant, a game CFR does not support, or an exact variant on a
+            game only sampling supports.
     """
 
     __slots__ = (
@@ -335,9 +408,7 @@ class Cfr:
         "_cum", "_cur", "_seen", "_reach", "_value", "_fp", "_live", "_lt", "_ln",
     )  # fmt: skip
 
-    def __init__(self, game, variant="plus", seed=0):
-        from reinfors.games import GameHandle
-
+    def __init__(self, game: GameHandle, variant: str = "plus", seed: int = 0):
         if not isinstance(game, GameHandle):
             raise TypeError(f"argument 'game': '{type(game).__name__}' object cannot be converted to 'GameHandle'")
         if not isinstance(variant, str):
@@ -434,10 +505,19 @@ class Cfr:
 
     @property
     def num_players(self) -> int:
+        """The game's player count."""
         return self._gdef.n_players
 
-    def iterate(self, n) -> None:
-        """Run ``n`` iterations (each updates every player once)."""
+    def iterate(self, n: int) -> None:
+        """Run ``n`` iterations (each updates every player once).
+
+        Args:
+            n: iterations to run (0 does nothing).
+
+        Raises:
+            TypeError: ``n`` is not an int.
+            OverflowError: a negative ``n``.
+        """
         n = as_unsigned("n", n)
         if n == 0:
             return
@@ -483,26 +563,60 @@ class Cfr:
         return pol
 
     def best_response_values(self) -> list[float]:
-        """Each player's best-response value against the average strategy."""
+        """Each player's best-response value against the average strategy.
+
+        Returns:
+            One value per player.
+        """
         return [float(v) for v in best_response_values(self._ensure(), self._average())]
 
     def nash_conv(self) -> float:
-        """Sum over players of (best-response value - on-policy value) of the average strategy."""
+        """Sum over players of (best-response value - on-policy value) of the average strategy.
+
+        Returns:
+            The NashConv (0 at a Nash equilibrium).
+        """
         return nash_conv(self._ensure(), self._average())
 
     def exploitability(self) -> float:
-        """``nash_conv() / num_players``."""
+        """The average strategy's exploitability.
+
+        Returns:
+            ``nash_conv() / num_players``.
+        """
         return self.nash_conv() / self._gdef.n_players
 
-    def expected_value(self, player) -> float:
-        """``player``'s expected return when everyone plays the average strategy."""
+    def expected_value(self, player: int) -> float:
+        """``player``'s expected return when everyone plays the average strategy.
+
+        Args:
+            player: a player of the game.
+
+        Returns:
+            The expected return.
+
+        Raises:
+            TypeError: ``player`` is not an int.
+            OverflowError: a negative ``player``.
+            ValueError: ``player`` is not a player of the game.
+        """
         player = as_unsigned("player", player)
         if player >= self._gdef.n_players:
             raise ValueError(f"player must be below {self._gdef.n_players}")
         return float(policy_values(self._ensure(), self._average())[player])
 
-    def average_strategy(self, key):
-        """``(actions, probs)`` of the average strategy at info state ``key`` (bytes), or None."""
+    def average_strategy(self, key: bytes) -> tuple[list[int], list[float]] | None:
+        """The average strategy at one info state.
+
+        Args:
+            key: the info-state key (``Env.information_state_key``).
+
+        Returns:
+            ``(legal actions, probabilities)``, or None for an info state no iteration visited.
+
+        Raises:
+            TypeError: ``key`` is not bytes.
+        """
         if not isinstance(key, bytes):
             raise TypeError(f"argument 'key': '{type(key).__name__}' object cannot be converted to 'PyBytes'")
         if self._live:
@@ -531,7 +645,11 @@ class Cfr:
     # -- snapshots ------------------------------------------------------------------------------
 
     def save(self) -> bytes:
-        """The solver state as bytes (the original's ``RFCF`` layout; no pickle)."""
+        """The solver state as bytes (the original's ``RFCF`` layout; no pickle).
+
+        Returns:
+            The payload; :meth:`load` restores it.
+        """
         head = bytearray(_MAGIC)
         head += bytes([_SCHEMA])
         head += self._fp.encode()
@@ -558,8 +676,17 @@ class Cfr:
         _cfr.pack_entries(order, key_data, key_len, is_nact, is_actions, regret, cum, cur, buf)
         return bytes(head) + struct.pack("<Q", order.size) + buf.tobytes()
 
-    def load(self, bytes) -> None:  # noqa: A002  (the original's parameter name)
-        """Restore a :meth:`save` payload of this composition (the continuation is bit-identical)."""
+    def load(self, bytes: bytes) -> None:  # noqa: A002  (the original's parameter name)
+        """Restore a :meth:`save` payload of this composition (the continuation is bit-identical).
+
+        Args:
+            bytes: a :meth:`save` payload.
+
+        Raises:
+            TypeError: the payload is not bytes.
+            ValueError: not a CFR payload, another schema, another composition, or a corrupted
+                or truncated payload.
+        """
         data = bytes
         if not isinstance(data, type(b"")):  # noqa: UP003 (the argument is named bytes)
             raise TypeError(f"argument 'bytes': '{type(data).__name__}' object cannot be converted to 'PyBytes'")

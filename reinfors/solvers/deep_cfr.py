@@ -17,12 +17,15 @@ the CFR best-response kernels (``reinfors.solvers.cfr``).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from reinfors._runtime import codegen
 from reinfors._validate import as_unsigned, sequence_or_none, tp_name
 from reinfors.batches import DeepCfrBatch
+from reinfors.games import GameHandle
 from reinfors.jit.solvers import deep_cfr as _dc
 from reinfors.jit.solvers import gametree as _gt
 from reinfors.solvers.cfr import game_tree, nash_conv
@@ -218,13 +221,20 @@ class DeepCfr:
     (one callable, or one per player) for the advantage-network outputs that regret matching
     turns into strategies.  A callback that raises (or returns a malformed array) leaves the
     solver exactly as it was.
+
+    Args:
+        game: Kuhn poker (2-10 players), Leduc poker or Texas Hold'em (2-9 players).
+        seed: the traversals' sampling seed.
+
+    Raises:
+        TypeError: ``game`` is not a ``GameHandle``.
+        OverflowError: a negative ``seed``.
+        ValueError: a game Deep CFR does not support.
     """
 
     __slots__ = ("_game", "_gdef", "_seed", "_iteration", "_traversals", "_k", "_obs", "_tree")
 
-    def __init__(self, game, seed=0):
-        from reinfors.games import GameHandle
-
+    def __init__(self, game: GameHandle, seed: int = 0):
         if not isinstance(game, GameHandle):
             raise TypeError(f"argument 'game': '{type(game).__name__}' object cannot be converted to 'GameHandle'")
         seed = as_unsigned("seed", seed)
@@ -250,7 +260,11 @@ class DeepCfr:
         self._iteration += 1
 
     def resolved_config(self) -> dict:
-        """``{game, reward, schema: 1, solver: {name: "deep_cfr", seed}}``."""
+        """The resolved composition.
+
+        Returns:
+            ``{game, reward, schema: 1, solver: {name: "deep_cfr", seed}}``.
+        """
         d = self._gdef
         return {
             "game": self._game._resolved(),
@@ -264,8 +278,29 @@ class DeepCfr:
 
     # -- collection -------------------------------------------------------------------------------
 
-    def collect(self, player, traversals, infer) -> DeepCfrBatch:
-        """Run ``traversals`` traversals for traverser ``player``; see the class docstring."""
+    def collect(
+        self,
+        player: int,
+        traversals: int,
+        infer: Callable[[np.ndarray], Any] | Sequence[Callable[[np.ndarray], Any]],
+    ) -> DeepCfrBatch:
+        """Run ``traversals`` traversals for traverser ``player``; see the class docstring.
+
+        Args:
+            player: the traverser.
+            traversals: external-sampling traversals to run.
+            infer: the advantage network(s): ``infer(obs (rows, obs_size) float32) -> (rows, A)``,
+                one callable or one per player.
+
+        Returns:
+            The advantage and strategy samples, tagged with the current iteration.
+
+        Raises:
+            TypeError: ``infer`` is not callable, or returned the wrong type.
+            OverflowError: a negative count.
+            ValueError: ``player`` out of range, no ``next_iteration()`` yet, or a callback
+                output of the wrong shape or not finite.
+        """
         t0 = time.perf_counter()
         player = as_unsigned("player", player)
         traversals = as_unsigned("traversals", traversals)
@@ -366,12 +401,22 @@ class DeepCfr:
 
     # -- evaluation -------------------------------------------------------------------------------
 
-    def exploitability(self, policy_infer) -> float:
+    def exploitability(self, policy_infer: Callable[[np.ndarray], Any]) -> float:
         """Exploitability (NashConv / players) of the policy ``policy_infer`` describes.
 
         ``policy_infer(obs: (infosets, obs_size) float32) -> (infosets, A)`` is called once with
         one observation per info state of the game; each row's non-negative entries over the
         legal actions, normalised, are the policy (uniform when they sum to zero).
+
+        Args:
+            policy_infer: the policy network, called once with every info state's observation.
+
+        Returns:
+            NashConv / players of the policy.
+
+        Raises:
+            TypeError: ``policy_infer`` is not callable, or returned the wrong type.
+            ValueError: an output of the wrong shape, or a game whose tree is too large.
         """
         if not callable(policy_infer):
             raise TypeError(f"'{tp_name(policy_infer)}' object is not callable")

@@ -117,7 +117,8 @@ def test_sweep_covers_the_public_surface(ours):
 # -- differential ---------------------------------------------------------------------------------
 
 # (target, parameter) -> why this build's signature differs from 0.4.0's.  Keyword-only extensions
-# are left out of the comparison; the two sentinel defaults print differently but behave the same.
+# are left out of the comparison; where 0.4.0 shows a sentinel (Ellipsis) ours shows the real
+# default it stands for, which behaves the same.
 KNOWN_SIGNATURE_DIFFS = {
     ("policies.AlphaZero", "leaf_batch"): "extension: leaf batching (docs/leaf-batching.md)",
     ("policies.AlphaZero", "virtual_loss"): "extension: leaf batching",
@@ -125,9 +126,9 @@ KNOWN_SIGNATURE_DIFFS = {
     ("policies.Mcts", "virtual_loss"): "extension: leaf batching",
     ("Engine.collect", "progress"): "extension: tqdm progress bar",
     ("Arena.play", "progress"): "extension: tqdm progress bar",
-    ("Engine.collect_stream", "depth"): "sentinel default: 0.4.0's text signature shows Ellipsis, ours a '...' sentinel",
-    ("PolicyHandle.choose", "gamma"): "sentinel default: 0.4.0's gamma is required keyword-only; ours gives "
-    "a sentinel default so a missing gamma raises 0.4.0's own message",
+    ("Engine.collect_stream", "depth"): "real default: 0.4.0's text signature shows Ellipsis (meaning 1), ours 1",
+    ("policies.AlphaZero", "noise"): "real default: 0.4.0's text signature shows Ellipsis (meaning Dirichlet()), "
+    "ours the Dirichlet() handle itself",
 }
 
 
