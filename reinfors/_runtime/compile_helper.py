@@ -99,10 +99,10 @@ def plan_of(rt_like) -> list[tuple]:
     return Runtime.precompile_plan(rt_like)
 
 
-def planned_total(engine, k) -> int | None:
-    """How many kernels a first collect of ``engine`` on module ``k`` will compile: ``work``,
-    ``start_slots`` and the scheduler's plan, less those cached on disk already.  None when the
-    plan cannot be listed (the bar then counts without a total)."""
+def plan_kernels(engine, k) -> list | None:
+    """The dispatchers a first collect of ``engine`` on module ``k`` runs: ``work``,
+    ``start_slots`` and the scheduler's plan (one entry per signature).  None when the plan cannot
+    be listed without a runtime."""
     import types as _types
 
     try:
@@ -113,7 +113,16 @@ def planned_total(engine, k) -> int | None:
         plan = plan_of(stand_in)
     except Exception:  # noqa: BLE001 - a runtime whose plan reads more: count without a total
         return None
-    kernels = [k.work, k.start_slots] + [disp for disp, _ in plan]
+    return [k.work, k.start_slots] + [disp for disp, _ in plan]
+
+
+def planned_total(engine, k) -> int | None:
+    """How many kernels a first collect of ``engine`` on module ``k`` will compile: those of
+    :func:`plan_kernels` not compiled in this process nor cached on disk already.  None when the
+    plan cannot be listed (the bar then counts without a total)."""
+    kernels = plan_kernels(engine, k)
+    if kernels is None:
+        return None
     return sum(1 for disp in kernels if not (disp.signatures or _cached_on_disk(disp)))
 
 
