@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         for o in info["others"]:
             print(f"  other: {o['dir']} ({_size(o['bytes'])}, last used {o['age_s'] / 3600:.1f} h ago)")
         return 0
-    from reinfors.warmup import warmup
+    from reinfors._warmup import warmup
 
     comps = list(args.compositions) + list(args.config)
     if not comps:
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         warmup(*comps, cache_dir=args.cache_dir and os.environ["REINFORS_CACHE_DIR"], workers=args.workers,
                progress=False if args.no_progress else None, verbose=True)  # fmt: skip
-    except (TypeError, ValueError, RuntimeError) as exc:
+    except (TypeError, ValueError, KeyError, RuntimeError) as exc:
         print(f"warmup: {exc}", file=sys.stderr)
         return 1
     info = _compile.cache_info()

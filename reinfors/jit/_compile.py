@@ -6,8 +6,8 @@
   ``reinfors/jit`` sources.  Numba keys a cache entry on the defining file only, so an edit to a
   callee in another file would otherwise be served stale (measured; docs/architecture.md, "Numba compile facts").  The key makes
   every source edit a fresh cache.
-* When the package directory is read-only (a system site-packages), the cache falls back to the
-  platform's user cache directory (``$XDG_CACHE_HOME/reinfors`` or ``~/.cache/reinfors`` on Linux,
+* An installed package (a wheel, ``pip install .``) or a read-only package directory keeps its
+  cache in the platform's user cache directory (``$XDG_CACHE_HOME/reinfors`` or ``~/.cache/reinfors`` on Linux,
   ``~/Library/Caches/reinfors`` on macOS, ``%LOCALAPPDATA%\\reinfors\\Cache`` on Windows) instead
   of failing with Numba's "no locator" error.
 * Stale cache directories (other source digests, older versions) beside the one in use are
@@ -103,6 +103,14 @@ def _writable(path: Path) -> bool:
         return False
 
 
+def _installed() -> bool:
+    """The package was installed by a package manager (``pip install .``, a wheel): its
+    distribution metadata sits beside it.  Its cache then lives in the user's cache directory, as
+    the platform convention wants, never inside site-packages.  A source checkout or an editable
+    install keeps the cache next to the sources (``reinfors/__jitcache__``)."""
+    return any(_JIT_DIR.parent.parent.glob("reinfors-*.dist-info"))
+
+
 def _user_cache_base() -> Path:
     """The platform's per-user cache directory for reinfors."""
     if sys.platform == "win32":
@@ -139,7 +147,8 @@ def _choose_cache_dir() -> Path:
     candidates = []
     if explicit:
         candidates.append(Path(explicit).expanduser() / key)
-    candidates.append(_JIT_DIR.parent / "__jitcache__" / key)
+    if not _installed():
+        candidates.append(_JIT_DIR.parent / "__jitcache__" / key)
     candidates.append(_user_cache_base() / key)
     candidates.append(Path(tempfile.gettempdir()) / f"reinfors-{os.getuid() if hasattr(os, 'getuid') else 0}" / key)
     for cand in candidates:

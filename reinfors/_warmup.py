@@ -11,7 +11,7 @@ A composition is named three ways:
 
 Compositions that run on the same generated kernel module (AlphaZero and Mcts share the tree
 kernels; the learner is a runtime switch) compile once.  Each module compiles in its own worker
-process (``python -m reinfors.warmup <job>``; one worker per core by default), which builds the
+process (``python -m reinfors._warmup <job>``; one worker per core by default), which builds the
 engine and compiles every kernel a window can call (``compile_helper.precompile``), reporting each
 to the parent's compile bar.  Modules already in the cache are skipped.  The workers use the cache
 directory given (``cache_dir``, else the current one), so a container image can bake the cache in
@@ -174,6 +174,7 @@ def warmup(
     Raises:
         TypeError: a composition of the wrong type, or ``workers`` not an int.
         ValueError: an unknown game or algorithm, bad JSON, an invalid config, or ``workers < 1``.
+        KeyError: a config naming an unknown game, policy or learner (``engine_from_config``).
         RuntimeError: a worker failed (after every other worker finished; the results of the
             others are in the cache).
     """
@@ -212,7 +213,7 @@ def warmup(
         env_game = next((m[2] for m in members if m[2] is not None), None)
         spec = json.dumps({"config": config, "env": env_game})
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "reinfors.warmup", spec], stdout=subprocess.PIPE,
+        proc = subprocess.Popen([sys.executable, "-m", "reinfors._warmup", spec], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env)  # fmt: skip
         err_lines: list[str] = []
         drain = threading.Thread(target=lambda: err_lines.extend(proc.stderr), daemon=True)
@@ -293,7 +294,7 @@ def _env_playout(game_name: str, report) -> int:
 
 
 def _worker(spec_json: str) -> int:
-    """One warmup job (``python -m reinfors.warmup <job json>``): prints ``TOTAL n``, then
+    """One warmup job (``python -m reinfors._warmup <job json>``): prints ``TOTAL n``, then
     ``KERNEL name`` per kernel, or ``CACHED`` when the module needed no compile."""
     spec = json.loads(spec_json)
 
