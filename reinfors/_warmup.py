@@ -234,6 +234,8 @@ def warmup(
                     status = "cached"
         proc.wait()
         drain.join()
+        proc.stdout.close()
+        proc.stderr.close()
         seconds = time.perf_counter() - t0
         if proc.returncode != 0:
             res = WarmupResult(names, key, "failed", count, seconds, "".join(err_lines)[-4000:])
