@@ -4,7 +4,8 @@ A first collect on a cold cache compiles for tens of seconds before the callback
 a callback returning the wrong shape or dtype used to surface only after that.  :func:`check`
 calls each route's callback once on two real observation rows — the reset state and the state
 after one legal move, encoded by the game's own njit functions (a handful of small functions that
-compile in well under a second, and that the engine's kernels then reuse) — and runs the engine's
+compile in about a second, with the signatures the engine's kernels call them with, so the
+engine's compile then reuses them) — and runs the engine's
 own validator on the output, so a mistake raises the very exception (type and message) the
 first fire would raise, before the expensive compile starts.
 
@@ -25,10 +26,19 @@ __all__ = ["observation_rows", "check"]
 _MAX_CHANCE_STEPS = 4096
 
 
+def _run(d) -> _Run:
+    """A guarded runner whose parameter row is writable, like the row the kernels read (a
+    ``carray`` of the address table): the game functions then compile with the kernels' own
+    signatures, and the engine's compile reuses them instead of compiling them again."""
+    run = _Run(d)
+    run.p = np.array(d.params, np.int64)
+    return run
+
+
 def _states(d, seed: int) -> list[np.ndarray]:
     """The reset state (chance resolved) and, when the game goes on, the state after one legal
     move of every active agent (each agent's first legal action)."""
-    run = _Run(d)
+    run = _run(d)
     run.rs = np.random.default_rng(seed)
     st = run.state.view
     st[:] = 0
@@ -59,7 +69,7 @@ def _states(d, seed: int) -> list[np.ndarray]:
 def observation_rows(d, seed: int = 0, per_player: bool = False) -> list[np.ndarray]:
     """Two real observation rows per route, float32 ``(2, obs_size)``: one route (the agent to
     act in each state) or, with ``per_player``, one per player (that player's view)."""
-    run = _Run(d)
+    run = _run(d)
     states = _states(d, seed)
     while len(states) < 2:
         states.append(states[0])
