@@ -446,6 +446,10 @@ class Engine:
         and returns the policy's output; a sequence of one callable per player routes each
         player's rows to its own callback.  Errors raised by the callback propagate with their own
         type, and the engine stays usable.  ``progress=True`` shows a tqdm bar of records.
+        A first collect on a cold cache calls each callback once on two real observation rows
+        before it compiles the kernels, and checks the outputs as a fire would, so a wrong shape
+        or dtype fails at once (``reinfors/_runtime/probe.py``); a compile shows a bar on stderr
+        (``reinfors/_runtime/notice.py``).
         Telemetry: the keys of ``TIMING_TELEMETRY`` (``infer_seconds``, ``infer_calls``,
         ``padded_rows``, ``stall_closes``, ``stall_releases``; with ``infer_cache`` also
         ``infer_rows``, ``cache_hits``, ``cache_demotions``) depend on timing; records and every
