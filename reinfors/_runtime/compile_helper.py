@@ -185,7 +185,7 @@ def compile_cold(engine, k, session=None) -> None:
         )
     except OSError:
         return
-    pump = threading.Thread(target=_pump, args=(proc.stdout, session), name="reinfors-helper-pump", daemon=True)
+    pump = threading.Thread(target=_pump, args=(proc.stdout, session), name="reinfors-compile-notice-helper", daemon=True)
     pump.start()
     try:
         t0 = time.perf_counter()

@@ -279,7 +279,7 @@ class _Ambient(threading.Thread):
     a user game's kernels): after :data:`AMBIENT_DELAY` seconds, until compiling pauses."""
 
     def __init__(self):
-        super().__init__(name="reinfors-compile-watch", daemon=True)
+        super().__init__(name="reinfors-compile-notice-ambient", daemon=True)
         with _lock:
             self.start_done = _COMPILES.top_done
             self.subject = _module_subject(_COMPILES.stack[0][0]) if _COMPILES.stack else "Numba functions"
