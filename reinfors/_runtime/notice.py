@@ -27,6 +27,7 @@ Two ways in:
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import threading
@@ -285,25 +286,51 @@ class _Ambient(threading.Thread):
             self.subject = _module_subject(_COMPILES.stack[0][0]) if _COMPILES.stack else "Numba functions"
         self.t0 = time.perf_counter()
         self.display: _Display | None = None
+        self.finished = False
+
+    def finish(self) -> None:
+        """Close the bar (at its count) and stop watching: compiling paused, a session took
+        over, or the interpreter exits."""
+        with _lock:
+            if self.finished:
+                return
+            self.finished = True
+            if _COMPILES.ambient is self:
+                _COMPILES.ambient = None
+            n = _COMPILES.top_done - self.start_done
+            if self.display is not None:
+                self.display.close(n)
 
     def run(self) -> None:
         try:
-            while True:
+            while not self.finished:
                 time.sleep(_TICK)
                 with _lock:
+                    if self.finished:
+                        return
                     idle = not _COMPILES.stack and time.perf_counter() - _COMPILES.last > _IDLE_END
-                    owned = bool(_COMPILES.sessions)
-                    n = _COMPILES.top_done - self.start_done
-                    if idle or owned:
-                        _COMPILES.ambient = None
-                if idle or owned:
+                    if idle or _COMPILES.sessions:
+                        self.finish()
+                        return
+                    if self.display is None and time.perf_counter() - self.t0 >= AMBIENT_DELAY:
+                        self.display = _Display(self.subject, None)
                     if self.display is not None:
-                        self.display.close(n)
-                    return
-                if self.display is None and time.perf_counter() - self.t0 >= AMBIENT_DELAY:
-                    self.display = _Display(self.subject, None)
-                if self.display is not None:
-                    self.display.refresh(n, None, _COMPILES.current())
+                        self.display.refresh(_COMPILES.top_done - self.start_done, None, _COMPILES.current())
         except Exception:  # noqa: BLE001 - a display problem must never break a compile
             with _lock:
-                _COMPILES.ambient = None
+                self.finished = True
+                if _COMPILES.ambient is self:
+                    _COMPILES.ambient = None
+
+
+def _finish_ambient() -> None:
+    """At exit: a bar still open (the program ended right after a compile) closes cleanly."""
+    amb = _COMPILES.ambient
+    if amb is not None:
+        try:
+            amb.finish()
+        except Exception:  # noqa: BLE001 - stderr may be gone at exit
+            pass
+
+
+atexit.register(_finish_ambient)
