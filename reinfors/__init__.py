@@ -114,6 +114,7 @@ from . import _reinfors, testing  # noqa: E402, F401  (alias module and conforma
 from . import arena, gym, starts  # noqa: E402  (Arena, openings, Gymnasium/PettingZoo adapters)
 from . import ratings  # noqa: E402, F401  (Elo fits and SPRT; an addition beyond 0.4.0)
 from .arena import Arena  # noqa: E402
+from ._warmup import warmup  # noqa: E402, F401  (ahead-of-time compilation; an addition beyond 0.4.0)
 
 __all__ = [
     "AlphaZeroBatch",

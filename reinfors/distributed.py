@@ -130,6 +130,14 @@ class _CollectorActor:
         self.version = None  # learner version of the current callback
         self.infer = None
 
+    def warm(self) -> int:
+        """Compile (or load) every kernel this actor's engine runs, into the on-disk cache,
+        before the other actors start (``Collectors(warm=True)``).  Returns the number of kernels
+        gone through."""
+        from reinfors._runtime import compile_helper
+
+        return compile_helper.precompile(self.engine)
+
     def collect(self, weights, version: int):
         """One ``Engine.collect(collect_size, infer)`` under learner ``version`` (Ray resolved
         the weights reference).  Returns ``(version, arrays, meta)``."""
@@ -158,12 +166,21 @@ class Collectors:
         num_cpus: Ray CPUs reserved per actor.
         actor_options: further ``ray.remote`` options of the actors (e.g.
             ``{"num_gpus": 0.25}``).
+        warm: compile the kernels once, in the first actor, before the others start (they then
+            load them from the on-disk cache instead of each compiling the same kernels; actors
+            share the cache on one machine, or across machines through ``cache_dir``).
+            ``False`` starts every actor at once (a cache baked into the image with
+            ``python -m reinfors warmup`` needs no warm-up).
+        cache_dir: a cache root every actor uses (``REINFORS_CACHE_DIR`` of the actors, e.g. a
+            shared volume); default: each actor's own default cache.
 
     Raises:
         TypeError: ``config`` is not a JSON-serialisable dict, ``infer_factory`` is not callable,
             or ``n_actors`` / ``collect_size`` is not an int.
         ValueError: ``n_actors`` or ``collect_size`` below 1.
         ImportError: Ray is not installed (``pip install 'reinfors[ray]'``).
+        CollectorError: with ``warm``, the first actor failed to build its engine or compile it
+            (the collectors are closed then).
 
     Uses the running Ray (call ``ray.init`` first to choose the cluster; otherwise Ray starts a
     local one).  Iteration yields ``(actor_id, version, batch)``; every idle actor starts its next
@@ -182,6 +199,8 @@ class Collectors:
         *,
         num_cpus: float = 1,
         actor_options: Mapping | None = None,
+        warm: bool = True,
+        cache_dir: str | None = None,
     ):
         if not isinstance(config, Mapping):
             raise TypeError(f"config must be a dict (a resolved engine config), got {type(config).__name__}")
@@ -196,20 +215,36 @@ class Collectors:
             base = json.loads(json.dumps(config))
         except (TypeError, ValueError) as exc:
             raise TypeError(f"config must be JSON-serialisable (only JSON crosses the wire): {exc}") from exc
+        if not isinstance(warm, bool):
+            raise TypeError(f"warm must be a bool, got {type(warm).__name__}")
+        if cache_dir is not None and not isinstance(cache_dir, str):
+            raise TypeError(f"cache_dir must be a str or None, got {type(cache_dir).__name__}")
         ray = _ray()
         engine = dict(base.get("engine") or {})
         seed = engine.get("seed") or 0
         opts = {"num_cpus": num_cpus, **dict(actor_options or {})}
+        if cache_dir is not None:
+            runtime_env = dict(opts.get("runtime_env") or {})
+            runtime_env["env_vars"] = {**dict(runtime_env.get("env_vars") or {}), "REINFORS_CACHE_DIR": cache_dir}
+            opts["runtime_env"] = runtime_env
         remote = ray.remote(**opts)(_CollectorActor)
         self._ray = ray
         self._actors = []
-        for i in range(int(n_actors)):
-            cfg = dict(base, engine=dict(engine, seed=(int(seed) + i) % _U64))
-            self._actors.append(remote.remote(json.dumps(cfg), infer_factory, int(collect_size), i))
         self._weights_ref = None
         self._version = -1
         self._inflight: dict = {}  # object ref -> actor id
         self._closed = False
+        for i in range(int(n_actors)):
+            cfg = dict(base, engine=dict(engine, seed=(int(seed) + i) % _U64))
+            self._actors.append(remote.remote(json.dumps(cfg), infer_factory, int(collect_size), i))
+            if i == 0 and warm:
+                # One actor compiles; the others, started after it, load its kernels from the cache.
+                try:
+                    ray.get(self._actors[0].warm.remote())
+                except Exception as exc:  # noqa: BLE001 - re-raised named, like a collect's failure
+                    cause = getattr(exc, "cause", None) or exc
+                    self.close()
+                    raise CollectorError(0, f"collector actor 0 failed: {type(cause).__name__}: {cause}") from cause
 
     @property
     def n_actors(self) -> int:

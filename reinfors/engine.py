@@ -24,7 +24,8 @@ import numpy as np
 from . import _canon
 from . import snapshot as _snapshot
 from ._runtime import budget
-from ._runtime.compile_helper import compile_cold
+from ._runtime import probe as _probe
+from ._runtime.compile_helper import _work_cached, compile_cold, planned_total
 from ._runtime.composition import (
     _EXPAND_MAX,
     _LEARNER_KINDS,
@@ -306,6 +307,7 @@ class Engine:
         self._lock = threading.Lock()
         self._held = False
         self._rt: Runtime | None = None
+        self._compile_session = None  # the compile bar of a first collect (notice.Session)
         if policy.name in _SEARCH and d.chance_in_step and policy._chance is not None:
             # Every chance mode is available in every tree (sequential trees build chance nodes,
             # the decoupled ones outcome children); a game whose chance happens only at reset
@@ -402,16 +404,7 @@ class Engine:
             if search is not None and "too_big" in search:
                 raise MemoryError(search["too_big"])
             n = self._n_games
-            batch = self._batch_size or max(1, n // 2)
-            if not self._batch_size and search is not None and search["max_rows"] > 1:
-                # Automatic batch for multi-row searches (a Minimax round is thousands of rows per
-                # slot): fill calls from half the rows that can be in flight, up to 4096 rows.
-                # The rows in flight are the bound times the share a round typically requests
-                # (``rows_share``: SelectiveExpectimax 1/4): with a batch above the rows actually
-                # in flight no arena fills, every call waits for quiescence and the workers idle
-                # (Snake defaults, 16 games: 3.3-3.6 k rec/s at 80-160 rows, 0.6 k at 256-640).
-                share = 2 * search.get("rows_share", 1)
-                batch = max(batch, min(AUTO_SEARCH_BATCH, n * search["max_rows"] // share))
+            batch = self._batch()
             threads = self._n_threads or min(os.cpu_count() or 1, n)
             learn = np.zeros(d.n_players, np.int64)
             for p in self._learn_players if self._learn_players is not None else range(d.n_players):
@@ -432,7 +425,8 @@ class Engine:
                     f"{CACHE_BYTES_LIMIT}); use a smaller infer_cache"
                 )
             self._check_preallocation(batch, width, cache_bytes)
-            compile_cold(self, self._kernel_module())  # a cold module: work here, the rest beside
+            # a cold module: work here, the rest beside (the compile bar counts the helper's kernels)
+            compile_cold(self, self._kernel_module(), getattr(self, "_compile_session", None))
             spec = RuntimeSpec(
                 policy_kind=_POLICY_KINDS[pol.name],
                 learner_kind=_LEARNER_KINDS[lrn.name],
@@ -460,6 +454,21 @@ class Engine:
             with self._gen_lock:
                 self._rt.ctl[C.C_WGEN] = _stamp(self._generation)
         return self._rt
+
+    def _batch(self) -> int:
+        """The rows of a full callback call: ``batch_size``, or the automatic batch."""
+        search, n = self._search, self._n_games
+        batch = self._batch_size or max(1, n // 2)
+        if not self._batch_size and search is not None and search["max_rows"] > 1:
+            # Automatic batch for multi-row searches (a Minimax round is thousands of rows per
+            # slot): fill calls from half the rows that can be in flight, up to 4096 rows.
+            # The rows in flight are the bound times the share a round typically requests
+            # (``rows_share``: SelectiveExpectimax 1/4): with a batch above the rows actually
+            # in flight no arena fills, every call waits for quiescence and the workers idle
+            # (Snake defaults, 16 games: 3.3-3.6 k rec/s at 80-160 rows, 0.6 k at 256-640).
+            share = 2 * search.get("rows_share", 1)
+            batch = max(batch, min(AUTO_SEARCH_BATCH, n * search["max_rows"] // share))
+        return batch
 
     def _check_preallocation(self, batch: int, width: int, cache_bytes: int) -> None:
         """Refuse (MemoryError naming the parameter and the bytes) a first collect whose trees,
@@ -502,6 +511,10 @@ class Engine:
         and returns the policy's output; a sequence of one callable per player routes each
         player's rows to its own callback.  Errors raised by the callback propagate with their own
         type, and the engine stays usable.  ``progress=True`` shows a tqdm bar of records.
+        A first collect on a cold cache calls each callback once on two real observation rows
+        before it compiles the kernels, and checks the outputs as a fire would, so a wrong shape
+        or dtype fails at once (``reinfors/_runtime/probe.py``); a compile shows a bar on stderr
+        (``reinfors/_runtime/notice.py``).
         Telemetry: the keys of ``TIMING_TELEMETRY`` (``infer_seconds``, ``infer_calls``,
         ``padded_rows``, ``stall_closes``, ``stall_releases``; with ``infer_cache`` also
         ``infer_rows``, ``cache_hits``, ``cache_demotions``) depend on timing; records and every
@@ -577,12 +590,33 @@ class Engine:
             raise ValueError("pad supports a single shared infer callback")
         if n_records == 0:
             return self._empty_batch(tele)
-        first = self._rt is None or not self._rt.warmed
-        if first:
-            with compile_notice(self._subject()):
-                rt = self._runtime()
-        else:
-            rt = self._runtime()
+        if self._rt is not None and self._rt.warmed:
+            return self._collect_window(n_records, fns, progress, tele, None)
+        k = self._kernel_module()
+        with compile_notice(self._subject(), total=planned_total(self, k)) as session:
+            if self._rt is None and not _work_cached(k):
+                # A cold first collect: the callbacks' outputs are checked on real observations
+                # before the compile starts (the errors a first fire would raise, in a second).
+                session.counting = False
+                self._probe(fns)
+                session.counting = True
+            self._compile_session = session
+            try:
+                return self._collect_window(n_records, fns, progress, tele, session)
+            finally:
+                self._compile_session = None
+
+    def _probe(self, fns) -> None:
+        """Call each callback once on two real observation rows and validate its output
+        (``_runtime/probe.py``)."""
+        pad_rows = self._batch() if self._pad else None
+        _probe.check(self._game._def, fns, self._validator, seed=self._seed % (1 << 63), pad_rows=pad_rows)
+
+    def _collect_window(self, n_records, fns, progress, tele, session):
+        """The window of :meth:`_collect`; ``session`` (first collect: the compile bar) sees the
+        runtime built and the window's kernels compiled."""
+        first = session is not None
+        rt = self._runtime()
         rt.set_routes(len(fns))
         cache_before = rt.cache_counters()
         validate = self._validator()
@@ -602,18 +636,19 @@ class Engine:
         rt["ftele"][:, [C.FT_SIGMA, C.FT_DISAGREE]] = 0.0  # per-window float sums
         tele_before = rt["tele"].sum(axis=0).copy()
         rt.error = None
+        if first:
+            session.attach(bar)
         try:
+            rt.run_window(n_records, fns, validate, tele, tick)
             if first:
-                with compile_notice(self._subject(), bar):
-                    rt.run_window(n_records, fns, validate, tele, tick)
                 rt.warmed = True
-            else:
-                rt.run_window(n_records, fns, validate, tele, tick)
         except BaseException:
             # A kernel invariant or an interrupt: the runtime cannot be trusted any more.
             self._discard_runtime()
             raise
         finally:
+            if first:
+                session.detach()
             if bar is not None:
                 tick(n_records if rt.error is None else bar.n)
                 bar.close()

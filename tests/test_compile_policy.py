@@ -6,7 +6,10 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 from reinfors.jit import _compile
 
@@ -63,3 +66,91 @@ def test_falls_back_to_a_user_cache_when_the_package_is_read_only(tmp_path, monk
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     chosen = _compile._choose_cache_dir()
     assert chosen.parent == tmp_path / "reinfors"
+
+
+def _key_dir(root: Path, digest: str, age_s: float) -> Path:
+    d = root / f"v0.4.0-py311-nb0.68.1-{digest}"
+    (d / "reinfors").mkdir(parents=True)
+    (d / "reinfors" / "x.nbi").write_bytes(b"0" * 100)
+    t = time.time() - age_s
+    os.utime(d, (t, t))
+    return d
+
+
+def test_stale_cache_directories_are_pruned_keeping_the_newest(tmp_path):
+    current = _key_dir(tmp_path, "a" * 16, 0)
+    others = [_key_dir(tmp_path, c * 16, 100 * (i + 1)) for i, c in enumerate("bcde")]
+    unrelated = tmp_path / "notes"
+    unrelated.mkdir()
+    removed = _compile.prune_stale(current, keep=3)
+    assert sorted(removed) == sorted(others[2:])  # the current one and the two most recent stay
+    assert current.exists() and others[0].exists() and others[1].exists() and unrelated.exists()
+    assert _compile.prune_stale(current, keep=1) == others[:2]
+
+
+def _cli(*args, env):
+    out = subprocess.run([sys.executable, "-m", "reinfors", *args], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_cache_info_and_clear_from_the_command_line(tmp_path):
+    env = dict(os.environ)
+    env.pop("REINFORS_CACHE_DIR", None)
+    stale = _key_dir(tmp_path, "f" * 16, 50)
+    info = json.loads(_cli("cache", "info", "--json", "--cache-dir", str(tmp_path), env=env))
+    assert Path(info["dir"]).parent == tmp_path and Path(info["dir"]).name.endswith(_compile.source_digest())
+    assert [o["dir"] for o in info["others"]] == [str(stale)] and info["others"][0]["bytes"] == 100
+    text = _cli("cache", "info", "--cache-dir", str(tmp_path), env=env)
+    assert text.startswith(f"cache: {info['dir']}") and "other: " in text
+    out = _cli("cache", "clear", "--cache-dir", str(tmp_path), env=env)
+    assert f"removed {info['dir']}" in out and stale.exists()
+    out = _cli("cache", "clear", "--all", "--cache-dir", str(tmp_path), env=env)
+    assert f"removed {stale}" in out and not stale.exists()
+
+
+def test_user_cache_dir_follows_the_platform(monkeypatch, tmp_path):
+    monkeypatch.setattr(_compile.sys, "platform", "linux")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert _compile._user_cache_base() == tmp_path / "reinfors"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")  # the XDG spec: absolute paths only
+    assert _compile._user_cache_base() == Path.home() / ".cache" / "reinfors"
+    monkeypatch.setattr(_compile.sys, "platform", "darwin")
+    assert _compile._user_cache_base() == Path.home() / "Library" / "Caches" / "reinfors"
+    monkeypatch.setattr(_compile.sys, "platform", "win32")
+    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path))
+    assert _compile._user_cache_base() == tmp_path / "reinfors" / "Cache"
+
+
+INSTALLED_PROBE = """
+import json, reinfors, numpy as np
+from reinfors.jit import _compile, outputs
+dst = np.zeros((2, 3))
+outputs.widen_rows(np.ones((2, 3), np.float32), 3, dst, 0)  # one small package kernel, cached
+print(json.dumps({"file": reinfors.__file__, "dir": str(_compile.cache_dir()), "compiled": _compile.compile_seconds()}))
+"""
+
+
+@pytest.mark.slow  # builds and installs the package (pip, about 10 s)
+def test_a_non_editable_install_caches_in_the_user_cache_dir(tmp_path):
+    """``pip install .`` (not editable): the cache goes to ``$XDG_CACHE_HOME/reinfors``, never
+    into the installed package, and a second process loads from it."""
+    repo = Path(_compile.__file__).resolve().parents[2]
+    target = tmp_path / "site"
+    pip = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(repo)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert pip.returncode == 0, pip.stderr[-2000:]
+    env = dict(os.environ, PYTHONPATH=str(target), XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    env.pop("REINFORS_CACHE_DIR", None)
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", INSTALLED_PROBE], capture_output=True, text=True, env=env,
+                             cwd=str(tmp_path), timeout=600)  # fmt: skip
+        assert out.returncode == 0, out.stderr[-2000:]
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert runs[0]["file"].startswith(str(target))
+    assert Path(runs[0]["dir"]).parent == tmp_path / "xdg" / "reinfors"
+    assert not (target / "reinfors" / "__jitcache__").exists()
+    assert runs[0]["compiled"] > 0 and runs[1]["compiled"] == 0.0

@@ -130,10 +130,13 @@ def test_an_actor_error_surfaces_naming_the_actor(cluster):
         assert isinstance(info.value.__cause__, ZeroDivisionError)
     # A config the actor cannot build also names the actor.
     bad = dict(_config(), game={"name": "no_such_game"})
-    with Collectors(bad, LINEAR, n_actors=1, collect_size=8) as col:
+    with Collectors(bad, LINEAR, n_actors=1, collect_size=8, warm=False) as col:
         col.set_weights(_weights(0))
         with pytest.raises(CollectorError, match="collector actor 0 failed"):
             next(col)
+    # Warming (the default) builds the first actor's engine at once: the error surfaces there.
+    with pytest.raises(CollectorError, match="collector actor 0 failed"):
+        Collectors(bad, LINEAR, n_actors=2, collect_size=8)
 
 
 def test_validation():

@@ -22,6 +22,8 @@ ALLOWED_STDLIB = {
     "sys",
     "tempfile",
     "warnings",
+    "re",  # the compile policy: cache directory names (_compile.py)
+    "shutil",  # the compile policy: pruning stale cache directories (_compile.py)
     "pathlib",
     "time",
     "typing",

@@ -27,6 +27,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -34,7 +35,7 @@ from numba.core import types
 
 from reinfors.jit import _compile
 
-__all__ = ["compile_cold", "enabled"]
+__all__ = ["compile_cold", "enabled", "plan_of", "planned_total", "precompile"]
 
 # The signature every ``work`` call passes: (address table, helper?, spin budget).
 _WORK_SIG = (types.Array(types.int64, 2, "C"), types.boolean, types.int64)
@@ -81,9 +82,88 @@ def _rebuilds(config: dict, k) -> bool:
         return False
 
 
-def compile_cold(engine, k) -> None:
+def _cached_on_disk(disp) -> bool:
+    """``disp`` has a cache index on disk (some signature of it was compiled by some process)."""
+    try:
+        return Path(disp._cache._cache_file._index_path).exists()
+    except AttributeError:
+        return False
+
+
+def plan_of(rt_like) -> list[tuple]:
+    """``Runtime.precompile_plan`` of a runtime, or of a stand-in holding only what the plan reads
+    (``k``, ``width``, ``infer_cache``): the kernels are the same, only the argument values
+    differ."""
+    from reinfors._runtime.runtime import Runtime
+
+    return Runtime.precompile_plan(rt_like)
+
+
+def plan_kernels(engine, k) -> list | None:
+    """The dispatchers a first collect of ``engine`` on module ``k`` runs: ``work``,
+    ``start_slots`` and the scheduler's plan (one entry per signature).  None when the plan cannot
+    be listed without a runtime."""
+    import types as _types
+
+    try:
+        stand_in = _types.SimpleNamespace(
+            k=k, E=None, spans=None, span_n=None, window_acc=None, ready_buf=None,
+            width=1, infer_cache=getattr(engine, "_infer_cache", 0),
+        )  # fmt: skip
+        plan = plan_of(stand_in)
+    except Exception:  # noqa: BLE001 - a runtime whose plan reads more: count without a total
+        return None
+    return [k.work, k.start_slots] + [disp for disp, _ in plan]
+
+
+def planned_total(engine, k) -> int | None:
+    """How many kernels a first collect of ``engine`` on module ``k`` will compile: those of
+    :func:`plan_kernels` not compiled in this process nor cached on disk already.  None when the
+    plan cannot be listed (the bar then counts without a total)."""
+    kernels = plan_kernels(engine, k)
+    if kernels is None:
+        return None
+    return sum(1 for disp in kernels if not (disp.signatures or _cached_on_disk(disp)))
+
+
+def precompile(engine, report=None) -> int:
+    """Compile (or load) every kernel a window of ``engine`` can call, in this process: ``work``,
+    ``start_slots`` (building the runtime) and the scheduler's plan.  ``report(name)`` is called
+    after each.  Returns the number of kernels gone through."""
+    k = engine._kernel_module()
+    n = 0
+    if not k.work.signatures:
+        k.work.compile(_WORK_SIG)
+    n += 1
+    if report is not None:
+        report("work")
+    rt = engine._runtime()  # compiles start_slots
+    n += 1
+    if report is not None:
+        report("start_slots")
+    for disp, args in rt.precompile_plan():
+        disp.compile(tuple(disp.typeof_pyval(a) for a in args))
+        n += 1
+        if report is not None:
+            report(disp.py_func.__name__)
+    return n
+
+
+def _pump(stream, session) -> None:
+    """Forward the helper's one-line-per-kernel reports to the compile bar's session."""
+    try:
+        for line in stream:
+            name = line.strip()
+            if name and session is not None:
+                session.advance(name)
+    except (OSError, ValueError):
+        pass
+
+
+def compile_cold(engine, k, session=None) -> None:
     """Compile ``work`` of kernel module ``k`` here and, when it is cold and a helper can build
-    the same module, the scheduler's kernels in a helper process at the same time."""
+    the same module, the scheduler's kernels in a helper process at the same time.  ``session``
+    (a ``notice.Session``) counts the kernels the helper reports."""
     if not enabled() or _work_cached(k):
         return
     try:
@@ -98,12 +178,15 @@ def compile_cold(engine, k) -> None:
         proc = subprocess.Popen(
             [sys.executable, "-m", "reinfors._runtime.compile_helper", json.dumps(config), k.__name__],
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=env,
+            text=True,
         )
     except OSError:
         return
+    pump = threading.Thread(target=_pump, args=(proc.stdout, session), name="reinfors-compile-notice-helper", daemon=True)
+    pump.start()
     try:
         t0 = time.perf_counter()
         k.work.compile(_WORK_SIG)
@@ -117,6 +200,8 @@ def compile_cold(engine, k) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        pump.join(timeout=1.0)
+        proc.stdout.close()
 
 
 def _helper_main(config_json: str, module_name: str) -> int:
@@ -128,8 +213,10 @@ def _helper_main(config_json: str, module_name: str) -> int:
     if engine._kernel_module().__name__ != module_name:
         return 2
     rt = engine._runtime()
+    print("start_slots", flush=True)
     for disp, args in rt.precompile_plan():
         disp.compile(tuple(disp.typeof_pyval(a) for a in args))
+        print(disp.py_func.__name__, flush=True)  # one line per kernel: the parent's compile bar
     return 0
 
 

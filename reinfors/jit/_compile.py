@@ -6,14 +6,20 @@
   ``reinfors/jit`` sources.  Numba keys a cache entry on the defining file only, so an edit to a
   callee in another file would otherwise be served stale (measured; docs/architecture.md, "Numba compile facts").  The key makes
   every source edit a fresh cache.
-* When the package directory is read-only (a system site-packages), the cache falls back to a user
-  cache directory instead of failing with Numba's "no locator" error.
+* An installed package (a wheel, ``pip install .``) or a read-only package directory keeps its
+  cache in the platform's user cache directory (``$XDG_CACHE_HOME/reinfors`` or ``~/.cache/reinfors`` on Linux,
+  ``~/Library/Caches/reinfors`` on macOS, ``%LOCALAPPDATA%\\reinfors\\Cache`` on Windows) instead
+  of failing with Numba's "no locator" error.
+* Stale cache directories (other source digests, older versions) beside the one in use are
+  pruned when the cache is first used: the newest :data:`KEEP` stay (``REINFORS_CACHE_KEEP``).
+  :func:`cache_info` and :func:`clear_cache` back ``python -m reinfors cache info|clear``.
 * Compile seconds are measurable: :func:`compile_seconds` sums Numba's own compile events.
 
 Environment switches (each warns when it deviates from the default):
 
 ``REINFORS_CACHE=0``         disable the on-disk cache (every process compiles cold)
 ``REINFORS_CACHE_DIR=path``  put the cache under ``path`` instead of the package directory
+``REINFORS_CACHE_KEEP=n``    keep the newest ``n`` cache directories (default 3; 0: never prune)
 ``REINFORS_FASTMATH=1``      compile kernels with ``fastmath`` (changes floating-point results)
 ``REINFORS_BOUNDSCHECK=1``   compile kernels with bounds checking (slow; for debugging)
 
@@ -24,8 +30,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+import shutil
 import sys
 import tempfile
+import time
 import warnings
 from pathlib import Path
 
@@ -43,6 +52,10 @@ __all__ = [
     "register_cache_root",
     "compile_seconds",
     "source_digest",
+    "cache_info",
+    "clear_cache",
+    "prune_stale",
+    "KEEP",
 ]
 
 _PKG_VERSION = "0.4.0"
@@ -90,10 +103,38 @@ def _writable(path: Path) -> bool:
         return False
 
 
+def _installed() -> bool:
+    """The package was installed by a package manager (``pip install .``, a wheel): its
+    distribution metadata sits beside it.  Its cache then lives in the user's cache directory, as
+    the platform convention wants, never inside site-packages.  A source checkout or an editable
+    install keeps the cache next to the sources (``reinfors/__jitcache__``)."""
+    return any(_JIT_DIR.parent.parent.glob("reinfors-*.dist-info"))
+
+
 def _user_cache_base() -> Path:
+    """The platform's per-user cache directory for reinfors."""
+    if sys.platform == "win32":
+        local = os.environ.get("LOCALAPPDATA")
+        return (Path(local) if local else Path.home() / "AppData" / "Local") / "reinfors" / "Cache"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "reinfors"
     xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
     return base / "reinfors"
+
+
+def _keep() -> int:
+    raw = os.environ.get("REINFORS_CACHE_KEEP", "").strip()
+    try:
+        return max(0, int(raw)) if raw else 3
+    except ValueError:
+        warnings.warn(f"REINFORS_CACHE_KEEP={raw!r} is not an integer; keeping 3", RuntimeWarning, stacklevel=2)
+        return 3
+
+
+KEEP = _keep()
+# A cache directory's name: v<version>-py<XY>-nb<numba>-<digest>[-boundscheck][-fastmath].
+_KEY_RE = re.compile(r"^v[^-]+-py\d+-nb[^-]+-[0-9a-f]{16}(-boundscheck)?(-fastmath)?$")
 
 
 def _choose_cache_dir() -> Path:
@@ -106,7 +147,8 @@ def _choose_cache_dir() -> Path:
     candidates = []
     if explicit:
         candidates.append(Path(explicit).expanduser() / key)
-    candidates.append(_JIT_DIR.parent / "__jitcache__" / key)
+    if not _installed():
+        candidates.append(_JIT_DIR.parent / "__jitcache__" / key)
     candidates.append(_user_cache_base() / key)
     candidates.append(Path(tempfile.gettempdir()) / f"reinfors-{os.getuid() if hasattr(os, 'getuid') else 0}" / key)
     for cand in candidates:
@@ -122,8 +164,98 @@ def cache_dir() -> Path:
     """The versioned, source-keyed directory that holds every reinfors Numba cache file."""
     global _CACHE_DIR
     if _CACHE_DIR is None:
-        _CACHE_DIR = _choose_cache_dir()
+        chosen = _choose_cache_dir()
+        try:
+            os.utime(chosen)  # "newest" means most recently used, for pruning
+        except OSError:
+            pass
+        if KEEP and CACHE_ENABLED:
+            prune_stale(chosen, KEEP)
+        _CACHE_DIR = chosen
     return _CACHE_DIR
+
+
+def _key_dirs(root: Path) -> list[Path]:
+    """The cache directories (one per version and source digest) under ``root``."""
+    try:
+        return [p for p in root.iterdir() if p.is_dir() and _KEY_RE.match(p.name)]
+    except OSError:
+        return []
+
+
+def prune_stale(current: Path, keep: int) -> list[Path]:
+    """Remove the cache directories beside ``current`` (other versions or source digests) but the
+    ``keep - 1`` most recently used; ``current`` always stays.  Returns the directories removed.
+    A directory another process is still using is only recompiled there."""
+    others = sorted((p for p in _key_dirs(current.parent) if p != current), key=_mtime, reverse=True)
+    removed = []
+    for p in others[max(0, keep - 1) :]:
+        shutil.rmtree(p, ignore_errors=True)
+        if not p.exists():
+            removed.append(p)
+    return removed
+
+
+def _mtime(p: Path) -> float:
+    try:
+        return p.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _size(p: Path) -> tuple[int, int]:
+    """(bytes, files) under ``p``."""
+    total = files = 0
+    for root, _dirs, names in os.walk(p):
+        for n in names:
+            try:
+                total += os.stat(os.path.join(root, n)).st_size
+                files += 1
+            except OSError:
+                pass
+    return total, files
+
+
+def cache_info() -> dict:
+    """What the on-disk cache holds.
+
+    Returns:
+        dict: ``dir`` (the directory in use), ``root`` (its parent), ``bytes`` and ``files`` of
+        the directory in use, ``modules`` (generated kernel modules in it), and ``others``: one
+        ``{"dir", "bytes", "files", "age_s"}`` per other cache directory under the root.
+    """
+    cur = cache_dir()
+    size, files = _size(cur)
+    gen = cur / "generated"
+    modules = sorted(p.stem for p in gen.glob("*.py")) if gen.is_dir() else []
+    now = time.time()
+    others = []
+    for p in sorted(_key_dirs(cur.parent), key=_mtime, reverse=True):
+        if p != cur:
+            b, f = _size(p)
+            others.append({"dir": str(p), "bytes": b, "files": f, "age_s": now - _mtime(p)})
+    return {"dir": str(cur), "root": str(cur.parent), "bytes": size, "files": files, "modules": modules,
+            "others": others}  # fmt: skip
+
+
+def clear_cache(everything: bool = False) -> list[str]:
+    """Delete the cache directory in use (the next use compiles afresh) or, with ``everything``,
+    every cache directory under its root.
+
+    Args:
+        everything: also delete the other versions' and source digests' directories.
+
+    Returns:
+        list[str]: the directories deleted.
+    """
+    cur = cache_dir()
+    targets = [cur] + ([p for p in _key_dirs(cur.parent) if p != cur] if everything else [])
+    gone = []
+    for p in targets:
+        shutil.rmtree(p, ignore_errors=True)
+        if not p.exists():
+            gone.append(str(p))
+    return gone
 
 
 # Source trees whose functions cache under cache_dir(): the package itself plus directories of
