@@ -6,6 +6,7 @@ every name here *is* the public object (``rf.Env is rf._reinfors.Env``).
 
 from __future__ import annotations
 
+from ._version import VERSION
 from .batches import AlphaZeroBatch, DeepCfrBatch, DqnBatch, PpoBatch, TreeStrapBatch
 from .chance_modes import ChanceModeHandle
 from .chess import chess_action_uci, chess_uci_action
@@ -21,8 +22,6 @@ from .snapshot import EngineSnapshot
 from .solvers import Cfr, DeepCfr
 from .spaces import Box, Discrete
 from .stream import CollectStream
-
-VERSION = "0.4.0"
 
 
 def core_version() -> str:

@@ -30,6 +30,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import games, learners, policies
+from .engine import Engine
+from .env import Env
+
 __all__ = ["warmup", "WarmupResult", "expand"]
 
 
@@ -65,8 +69,6 @@ def _catalogue_engine_algorithms(game: str) -> list[str]:
 
 def _catalogue_config(game: str, algorithm: str) -> dict:
     """The engine config of catalogue composition ``game/algorithm`` (default parameters)."""
-    import reinfors as rf
-
     from . import catalog
 
     algs = _catalogue_engine_algorithms(game)
@@ -75,9 +77,9 @@ def _catalogue_config(game: str, algorithm: str) -> dict:
             f"compositions: {game!r} has no Engine composition {algorithm!r}; expected one of {algs + ['env']}"
         )
     info = catalog.ALGORITHMS[algorithm]
-    policy = getattr(rf.policies, info.policy_or_solver.rsplit(".", 1)[-1])()
-    learner = getattr(rf.learners, info.learner.rsplit(".", 1)[-1])()
-    engine = rf.Engine(rf.games.make(game), None, policy, learner, n_games=1, n_threads=1)
+    policy = getattr(policies, info.policy_or_solver.rsplit(".", 1)[-1])()
+    learner = getattr(learners, info.learner.rsplit(".", 1)[-1])()
+    engine = Engine(games.make(game), None, policy, learner, n_games=1, n_threads=1)
     return engine.resolved_config()
 
 
@@ -132,10 +134,8 @@ def expand(compositions: Iterable) -> list[tuple[str, dict | None, str | None]]:
 
 def _module_key(config: dict | None, env_game: str | None) -> str:
     """The generated module a job compiles (jobs with one key compile once)."""
-    import reinfors as rf
-
     if env_game is not None:  # the Env runs on the game's model-free module
-        return rf.games.make(env_game)._def.kernels.__name__
+        return games.make(env_game)._def.kernels.__name__
     from .config import engine_from_config
 
     return engine_from_config(config)._kernel_module().__name__
@@ -276,9 +276,7 @@ def _env_playout(game_name: str, report) -> int:
     actions, step), so its kernels compile.  Returns the calls' count of kernels (1: one unit)."""
     import numpy as np
 
-    import reinfors as rf
-
-    env = rf.Env(rf.games.make(game_name), seed=1)
+    env = Env(games.make(game_name), seed=1)
     env.reset()
     rng = np.random.default_rng(0)
     for _ in range(40):

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import chance_modes, encoders, games, learners, noise, policies
+from ._runtime import compile_helper as _compile_helper
 from .engine import Engine
 from .rewards import Reward
 
@@ -129,3 +130,6 @@ def engine_from_config(config: Mapping[str, Any]) -> Engine:
                 f"{actual}; observations would differ from the recorded run"
             )
     return engine
+
+
+_compile_helper.set_rebuilder(engine_from_config)  # a cold engine's compile helper rebuilds from configs

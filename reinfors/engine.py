@@ -43,6 +43,7 @@ from ._runtime.routes import PVValidator, QValidator, resolve_infer
 from ._runtime.runtime import Runtime, RuntimeSpec, kernel_family
 from ._runtime.spare import SpareBuffers
 from ._validate import as_bool, as_float, as_sequence, as_unsigned, refuse_pickle
+from ._version import VERSION
 from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
 from .games import GameHandle
 from .jit import engine_codes as C
@@ -330,8 +331,6 @@ class Engine:
             "schema_version"}`` blocks; ``rf.engine_from_config`` rebuilds the engine from it.
         """
         sb, cap, pf = self._start_buffer
-        from . import __version__
-
         return {
             "engine": {
                 "batch_size": self._batch_size or None,
@@ -346,7 +345,7 @@ class Engine:
             "game": self._game._resolved(),
             "learner": self._learner._config(),
             "policy": self._policy._config(),
-            "reinfors_version": __version__,
+            "reinfors_version": VERSION,
             "reward": dict(sorted(self._weights_map.items())),
             "schema_version": CONFIG_SCHEMA,
         }

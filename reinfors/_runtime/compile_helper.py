@@ -70,13 +70,25 @@ def _work_cached(k) -> bool:
         return True
 
 
+# How a resolved config becomes an engine: ``reinfors.config.engine_from_config``, which registers
+# itself here when it loads (:func:`set_rebuilder`).  This module never imports the public layer,
+# so no import circle runs through it (the engine imports this module).
+_rebuild = None
+
+
+def set_rebuilder(fn) -> None:
+    """Register ``fn(config) -> Engine`` (``reinfors.config`` does, on import)."""
+    global _rebuild
+    _rebuild = fn
+
+
 def _rebuilds(config: dict, k) -> bool:
     """``config`` builds an engine on this very kernel module (no compile: modules are loaded
     lazily and ``kernels_for`` returns the module this process already imported)."""
-    from reinfors.config import engine_from_config
-
+    if _rebuild is None:
+        return False
     try:
-        other = engine_from_config(config)
+        other = _rebuild(config)
         return other._kernel_module() is k
     except Exception:  # noqa: BLE001 - a user game or any config this process cannot rebuild
         return False
@@ -206,10 +218,11 @@ def compile_cold(engine, k, session=None) -> None:
 
 def _helper_main(config_json: str, module_name: str) -> int:
     """The helper process: rebuild the engine, check it runs on the same kernel module, compile
-    its runtime's scheduler kernels (``start_slots`` compiles as the runtime is built)."""
-    from reinfors.config import engine_from_config
-
-    engine = engine_from_config(json.loads(config_json))
+    its runtime's scheduler kernels (``start_slots`` compiles as the runtime is built).  ``-m``
+    imported the ``reinfors`` package first, so ``reinfors.config`` has registered itself."""
+    if _rebuild is None:
+        return 2
+    engine = _rebuild(json.loads(config_json))
     if engine._kernel_module().__name__ != module_name:
         return 2
     rt = engine._runtime()
