@@ -143,7 +143,7 @@ class MatchDriver:
         self.keys: list[Any] = [None, None]
 
     def play(self, n_games: int, on_game: Callable[..., None]) -> None:
-        d, k = self.d, self.k
+        d = self.d
         # 0.4.0 takes any real n_slots / n_games and compares against them (``len(open) < n_slots``,
         # ``next_id < n_games``): 1.5 slots hold up to 2 games, 2.0 games are 2 games.
         n_games = math.ceil(n_games)
