@@ -17,7 +17,7 @@ from reinfors.jit.games._contract import DONE, RUNNING
 from reinfors.jit.policies import modelfree as _mf_match
 
 if TYPE_CHECKING:
-    from reinfors.jit.kernels.engine_routing import arena_fill, close_all_open, find_fireable
+    from reinfors.jit.kernels.engine_routing import arena_fill, close_all_open, find_fireable, finish_fire
     from reinfors.jit.kernels.engine_slots import work
     from reinfors.jit.kernels.game_kernels import active_agents, apply_step, legal_mask, observe, reset, weigh
 # -- end of bound names (scripts/kernel_part_imports.py) --
@@ -262,3 +262,74 @@ def open_games(params, states, rngs, probs, slots, next_id, n_games, game_of, se
         next_id[0] = g + 1
         opened += 1
     return opened
+
+
+@kernel
+def choose_round(
+    A, spans, span_n, acc, sinfo, ctl, arena_rows, n_arenas, status_col, park, error_word,
+    prev_code, prev_n, prev_uid, mode, q32, v32, p64, buf, ready_buf, raw,
+):  # fmt: skip
+    """One round of a single-threaded ``choose`` runtime between two callback calls: the
+    previous fire's outputs routed back (unless ``prev_code < 0``), then :func:`choose_gather`,
+    with the unique rows of the next fire copied out — one kernel call per callback call.
+
+    The previous fire (arena ``prev_code``, ``prev_n`` rows; ``prev_uid[r]`` the unique row of
+    arena row ``r``) answered with: ``mode`` 0, validated float64 rows ``p64: [u, W]``; 1, raw
+    float32 Q rows ``q32: [u, W]``; 2, raw float32 logits ``q32: [u, >= W - 1]`` and values
+    ``v32: [u]`` (the caller checked types and shapes).  Rows are expanded into ``buf[:prev_n]``
+    (``[>= n, W] float64``) as the validators widen them, then routed (``finish_fire``).
+
+    Returns ``(state, code, n, rows, row_uid)``: :func:`choose_gather`'s states and codes, with
+    ``rows: [u, O] float32`` the fire's unique rows (a fresh array, env order) in place of their
+    sources; state 4 = a raw output held a non-finite value (nothing was routed: the caller's
+    validator names it)."""
+    O = arena_rows.shape[3]
+    none = np.empty((0, O), np.float32)
+    empty = np.zeros(0, np.int64)
+    if prev_code >= 0:
+        W = buf.shape[1]
+        bad = 0
+        if mode == 1:
+            for r in range(prev_n):
+                src = q32[prev_uid[r]]
+                dst = buf[r]
+                for c in range(W):
+                    x = np.float64(src[c])
+                    dst[c] = x
+                    bad += (x - x) != 0.0
+        elif mode == 2:
+            for r in range(prev_n):
+                u = prev_uid[r]
+                src = q32[u]
+                dst = buf[r]
+                for c in range(W - 1):
+                    x = np.float64(src[c])
+                    dst[c] = x
+                    bad += (x - x) != 0.0
+                x = np.float64(v32[u])
+                dst[W - 1] = x
+                bad += (x - x) != 0.0
+        else:
+            for r in range(prev_n):
+                src = p64[prev_uid[r]]
+                dst = buf[r]
+                for c in range(W):
+                    dst[c] = src[c]
+        if bad != 0:
+            return 4, prev_code, 0, none, empty
+        route_id = prev_code // n_arenas
+        finish_fire(A, spans, span_n, route_id, prev_code - route_id * n_arenas, buf[:prev_n], ready_buf, True, np.int64(0), raw)
+    state, code, n, unique_src, row_uid = choose_gather(
+        A, spans, span_n, acc, sinfo, ctl, arena_rows, n_arenas, status_col, park, error_word
+    )
+    if state != 0:
+        return state, code, n, none, row_uid
+    route_id = code // n_arenas
+    i = code - route_id * n_arenas
+    u = unique_src.shape[0]
+    rows = np.empty((u, O), np.float32)
+    for j in range(u):
+        src = arena_rows[route_id, i, unique_src[j]]
+        for c in range(O):
+            rows[j, c] = src[c]
+    return 0, code, n, rows, row_uid
