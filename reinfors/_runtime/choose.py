@@ -487,7 +487,6 @@ def _drive_fused(rt: Runtime, infer, validate) -> None:
 
 
 _F32 = np.dtype(np.float32)
-_NO_ROWS = np.zeros(0, np.int64)
 
 
 class _Pooled:
@@ -507,6 +506,7 @@ class _Pooled:
         self.width = n_actions + 1 if self.pv else n_heads * n_actions
         rows_all = rt["arena_rows"]
         self.buf = np.zeros((rows_all.shape[2], self.width), np.float64)  # one arena's rows
+        self.uid = np.zeros(rows_all.shape[2], np.int64)  # its rows' unique indices
         self.no_q = np.zeros((0, self.width), np.float32)
         self.no_v = np.zeros(0, np.float32)
         self.no_p = np.zeros((0, self.width), np.float64)
@@ -517,15 +517,16 @@ class _Pooled:
         spans, span_n, acc, n_arenas = rt.spans, rt.span_n, rt.window_acc, rt.n_arenas
         if self.buf.shape[0] < rows_all.shape[2]:
             self.buf = np.zeros((rows_all.shape[2], self.width), np.float64)
-        buf, ready, raw = self.buf, rt.ready_buf, validate.raw
+            self.uid = np.zeros(rows_all.shape[2], np.int64)
+        buf, uid, ready, raw = self.buf, self.uid, rt.ready_buf, validate.raw
         q32, v32, p64 = self.no_q, self.no_v, self.no_p
         pv, shape, width, A = self.pv, (0, self.n_heads, self.n_actions), self.width, self.n_actions
         rt._set_targets()  # the arena closes at its capacity (a reused runtime's ctl was zeroed)
         rt._queue_emitting()
-        code, n, uid, mode, out, u = -1, 0, _NO_ROWS, 0, None, 0
+        code, n, mode, out, u = -1, 0, 0, None, 0
         status, park, error = C.SI_STATUS, C.ST_PARK, C.C_ERROR
         while True:
-            state, code, n, rows, uid = k.choose_round(
+            state, code, n, rows = k.choose_round(
                 rt.E, spans, span_n, acc, sinfo, ctl, rows_all, n_arenas, status, park, error,
                 code, n, uid, mode, q32, v32, p64, buf, ready, raw,
             )  # fmt: skip

@@ -267,25 +267,25 @@ def open_games(params, states, rngs, probs, slots, next_id, n_games, game_of, se
 @kernel
 def choose_round(
     A, spans, span_n, acc, sinfo, ctl, arena_rows, n_arenas, status_col, park, error_word,
-    prev_code, prev_n, prev_uid, mode, q32, v32, p64, buf, ready_buf, raw,
+    prev_code, prev_n, uid, mode, q32, v32, p64, buf, ready_buf, raw,
 ):  # fmt: skip
     """One round of a single-threaded ``choose`` runtime between two callback calls: the
     previous fire's outputs routed back (unless ``prev_code < 0``), then :func:`choose_gather`,
     with the unique rows of the next fire copied out — one kernel call per callback call.
 
-    The previous fire (arena ``prev_code``, ``prev_n`` rows; ``prev_uid[r]`` the unique row of
-    arena row ``r``) answered with: ``mode`` 0, validated float64 rows ``p64: [u, W]``; 1, raw
+    The previous fire (arena ``prev_code``, ``prev_n`` rows; ``uid[r]`` the unique row of arena
+    row ``r``, written by the previous call) answered with: ``mode`` 0, validated float64 rows ``p64: [u, W]``; 1, raw
     float32 Q rows ``q32: [u, W]``; 2, raw float32 logits ``q32: [u, >= W - 1]`` and values
     ``v32: [u]`` (the caller checked types and shapes).  Rows are expanded into ``buf[:prev_n]``
     (``[>= n, W] float64``) as the validators widen them, then routed (``finish_fire``).
 
-    Returns ``(state, code, n, rows, row_uid)``: :func:`choose_gather`'s states and codes, with
-    ``rows: [u, O] float32`` the fire's unique rows (a fresh array, env order) in place of their
-    sources; state 4 = a raw output held a non-finite value (nothing was routed: the caller's
-    validator names it)."""
+    Returns ``(state, code, n, rows)``: :func:`choose_gather`'s states and codes, with ``rows:
+    [u, O] float32`` the fire's unique rows (a fresh array, env order) and ``uid[:n]`` their
+    arena rows' unique indices (``[>= n] int64``, for the next call); state 4 = a raw output
+    held a non-finite value (nothing was routed: the caller's validator names it)."""
     O = arena_rows.shape[3]
     none = np.empty((0, O), np.float32)
-    empty = np.zeros(0, np.int64)
+    prev_uid = uid
     if prev_code >= 0:
         W = buf.shape[1]
         bad = 0
@@ -316,14 +316,16 @@ def choose_round(
                 for c in range(W):
                     dst[c] = src[c]
         if bad != 0:
-            return 4, prev_code, 0, none, empty
+            return 4, prev_code, 0, none
         route_id = prev_code // n_arenas
         finish_fire(A, spans, span_n, route_id, prev_code - route_id * n_arenas, buf[:prev_n], ready_buf, True, np.int64(0), raw)
     state, code, n, unique_src, row_uid = choose_gather(
         A, spans, span_n, acc, sinfo, ctl, arena_rows, n_arenas, status_col, park, error_word
     )
     if state != 0:
-        return state, code, n, none, row_uid
+        return state, code, n, none
+    for r in range(n):
+        uid[r] = row_uid[r]
     route_id = code // n_arenas
     i = code - route_id * n_arenas
     u = unique_src.shape[0]
@@ -332,4 +334,4 @@ def choose_round(
         src = arena_rows[route_id, i, unique_src[j]]
         for c in range(O):
             rows[j, c] = src[c]
-    return 0, code, n, rows, row_uid
+    return 0, code, n, rows
