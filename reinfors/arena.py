@@ -17,6 +17,9 @@ Two schedulers play the same games: with two plain ``(PolicyHandle, infer, gamma
 games run as slots of preallocated arrays, stepped by kernels, with Python per round
 (``reinfors/_runtime/match.py``); with an External seat, or a policy object that only has a
 ``choose`` method, the general scheduler below (:class:`_Run`: ``choose`` + ``Env.step``) runs.
+When both contestants are deterministic (``reinfors._runtime.match.deterministic``) the kernel
+path pools each contestant's searches over every open game it is to move in (phases rather than
+rounds: about twice the rows per callback call); the games are the same.
 
 Beyond 0.4.0: :class:`Tournament` and :func:`gate` (``reinfors/tournament.py``) play round robins,
 gauntlets and SPRT-gated matches through this Arena; :mod:`reinfors.ratings` fits Elo.

@@ -14,6 +14,11 @@ kernels:
             (``choose_rows``: one callback call per search round, rows deduplicated) and ONE
             ``step_slots`` kernel call applying every decision; NumPy bookkeeping per round.
 
+With two deterministic contestants (:func:`deterministic`) the driver plays *phases* instead
+(``_play_phases``): each phase searches every open game of one contestant, so a callback call
+holds about twice the rows of a round; finished games are replaced in a kernel from openings
+drawn up front.  The games are the same; only the callback batches (and unused seeds) differ.
+
 Python work is per round and per finished game (its :class:`GameResult`); never per ply.
 Each contestant's choose runtime (one per batch size) is kept in a small module LRU between
 calls and matches: building one costs milliseconds, more than a short search round.
