@@ -47,6 +47,14 @@ _GAME_SEED, _OPENING_SEED, _CHOOSE_SEED = 1, 2, 3  # the hash domains of reinfor
 _U64 = (1 << 64) - 1
 
 
+def _seed64(seed) -> np.uint64:
+    """The Arena seed as ``reinfors.arena._mix64`` folds it: its low 64 bits (numpy integers
+    through ``__index__``; anything else fails as ``_mix64`` does)."""
+    if not isinstance(seed, int) and hasattr(seed, "__index__"):
+        seed = seed.__index__()
+    return np.uint64(seed & _U64)
+
+
 def deterministic(policy, d) -> bool:
     """Whether ``policy``'s decision on composition ``d`` is a function of the position alone
     (given a callback whose output rows depend only on their input rows): no chance in the game
@@ -232,16 +240,17 @@ class MatchDriver:
         if self.start is None:
             return np.zeros((1, S), np.int64), np.zeros(1, np.uint64), np.zeros((1, 1), np.int64), np.zeros(1, np.int64)
         seeds = np.empty(n_pairs, np.uint64)
-        k.mix_seeds(np.uint64(self.seed & _U64), 0, n_pairs, _OPENING_SEED, seeds)
+        k.mix_seeds(_seed64(self.seed), 0, n_pairs, _OPENING_SEED, seeds)
         n_moves = getattr(self.start, "n_moves", None)
         if (
             self.trusted_start
             and getattr(d.ns, "legal_order", None) is None
             and not d.legal_ranks
-            and isinstance(n_moves, int)
-            and n_moves >= 1
-            and isinstance(self.start.max_retries, int)
-        ):
+            and type(n_moves) is int
+            and 1 <= n_moves < 1 << 31
+            and type(self.start.max_retries) is int
+            and self.start.max_retries < 1 << 31
+        ):  # plain ints in the kernel's range; anything else is generate's own business
             states = np.zeros((n_pairs, S), np.int64)
             chance = np.zeros(n_pairs, np.uint64)
             acts = np.zeros((n_pairs, n_moves), np.int64)
@@ -289,7 +298,7 @@ class MatchDriver:
         open_states, open_rng, open_acts, open_len = self._openings(n_pairs)
         has_open = self.start is not None
         game_rng = np.empty(n_games, np.uint64)
-        k.mix_seeds(np.uint64(self.seed & _U64), 0, n_games, _GAME_SEED, game_rng)
+        k.mix_seeds(_seed64(self.seed), 0, n_games, _GAME_SEED, game_rng)
         states = np.zeros((n_slots, S), np.int64)
         rngs = np.zeros((n_slots, _rng.RNG_WIDTH), np.uint64)
         pay = np.zeros((n_slots, N), np.float64)
