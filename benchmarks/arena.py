@@ -13,9 +13,12 @@ Matches (2-move random openings, seed 0):
 Builds alternate (ours, orig, ours, orig, ... ``--pairs`` times), each repetition a fresh process
 that plays one untimed warm-up match (compile / cache load) and then whole matches until
 ``--seconds`` have passed.  A build's rate is its games over its wall summed over every
-repetition; medians and spreads are over repetitions.  Games per CPU-second of the worker
-process are printed too (a check on a machine shared with other work, not the headline).  ``same games`` compares the games' action
-digests (the MLP match is only bit-identical where both builds' numpy give the same matmul bits).
+repetition; medians and spreads are over repetitions; the paired ratio of each alternation
+(ours over the orig run right after it) is printed with its median and range.  Games per
+CPU-second of the worker process are printed too (a check on a machine shared with other work,
+not the headline), and the 1-minute load average before and after.  ``same games`` compares the
+games' action digests (the MLP match is only bit-identical where both builds' numpy give the
+same matmul bits).  ``--json PATH`` appends the summary as one JSON line.
 """
 
 from __future__ import annotations
@@ -102,8 +105,10 @@ def main() -> None:
     p.add_argument("--pairs", type=int, default=3, help="alternations ours/orig")
     p.add_argument("--contestants", choices=["search", "greedy", "az"], default="search")
     p.add_argument("--orig", default=os.environ.get("REINFORS_ORIG_PYTHON", str(ROOT / ".venv-orig/bin/python")))
+    p.add_argument("--json", default=None, help="append the summary as a JSON line to this file")
     args = p.parse_args()
     have_orig = Path(args.orig).exists()
+    load0 = os.getloadavg()[0]
     ours, theirs = [], []
     for _ in range(args.pairs):
         ours.append(_run(sys.executable, args, True))
@@ -114,7 +119,11 @@ def main() -> None:
         "greedy": "greedy Q vs greedy Q (zero-search)",
         "az": "alphazero(64) vs alphazero(64), numpy MLP callbacks",
     }[args.contestants]
+    load1 = os.getloadavg()[0]
     print(f"arena c4 {what}, {args.games} games/match, {args.slots} slots, {ours[-1]['plies']} plies/match")
+    print(f"  load average (1 min) {load0:.1f} before, {load1:.1f} after, {os.cpu_count()} CPUs")
+    summary = {"contestants": args.contestants, "what": what, "games": args.games, "slots": args.slots,
+               "load": [round(load0, 1), round(load1, 1)], "ours_reps": [r["games"] / r["wall"] for r in ours]}
     rate, med, lo, hi = _summary(ours)
     print(f"  ours  {rate:9.1f} games/s  (reps median {med:.1f}, {lo:.1f}-{hi:.1f}; {len(ours)} x >= {args.seconds:g} s)")
     if theirs:
@@ -122,8 +131,16 @@ def main() -> None:
         print(f"  orig  {rate_o:9.1f} games/s  (reps median {med_o:.1f}, {lo_o:.1f}-{hi_o:.1f})")
         same = ours[-1]["digest"] == theirs[-1]["digest"]
         print(f"  ratio ours/orig {rate / rate_o:.2f}   same games: {same}")
+        pairs = [(a["games"] / a["wall"]) / (b["games"] / b["wall"]) for a, b in zip(ours, theirs, strict=True)]
+        print(f"  paired ratios: median {statistics.median(pairs):.2f}, {min(pairs):.2f}-{max(pairs):.2f}")
         cpu, cpu_o = (sum(r["games"] for r in x) / sum(r["cpu"] for r in x) for x in (ours, theirs))
         print(f"  per CPU-second (a loaded machine): ours {cpu:.1f}, orig {cpu_o:.1f}, ratio {cpu / cpu_o:.2f}")
+        summary.update(ours=round(rate, 1), orig=round(rate_o, 1), ratio=round(rate / rate_o, 2),
+                       orig_reps=[r["games"] / r["wall"] for r in theirs], paired=pairs, same_games=same,
+                       cpu_ratio=round(cpu / cpu_o, 2))
+    if args.json:
+        with open(args.json, "a") as f:
+            f.write(json.dumps(summary) + "\n")
 
 
 if __name__ == "__main__":

@@ -66,8 +66,19 @@ def benchmark_tables(path: Path = _ROOT / "benchmarks" / "results.json") -> str:
         out.append(f"| {c['name']} | {c['ours_s']} s ({c['range_s'][0]}–{c['range_s'][1]} s) | "
                    f"{c['orig_s']} s | {c['date']} |")
     a = data["arena"]
-    out += ["", f"Arena ({a['name']}): {a['ours']} {a['unit']} against {a['orig']} for 0.4.0 "
-            f"({a['ratio']}×; {a['note']}; {a['date']})."]
+    if "matches" not in a:
+        out += ["", f"Arena ({a['name']}): {a['ours']} {a['unit']} against {a['orig']} for 0.4.0 "
+                f"({a['ratio']}×; {a['note']}; {a['date']})."]
+        return "\n".join(out)
+    out += ["", f"Arena ({a['name']}; {a['date']}):", "",
+            "| match | this package (games/s) | 0.4.0 (games/s) | ratio (games over total wall) | "
+            "paired ratios, median (range) | per CPU-second | load |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    for m in a["matches"]:
+        lo, med, hi = m["paired"]
+        out.append(f"| {m['what']} | {m['ours']} | {m['orig']} | **{m['ratio']:.2f}×** | "
+                   f"{med:.2f}× ({lo:.2f}–{hi:.2f}×) | {m['cpu_ratio']:.2f}× | {m['load']} |")
+    out += ["", a["note"]]
     return "\n".join(out)
 
 

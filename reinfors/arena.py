@@ -17,6 +17,9 @@ Two schedulers play the same games: with two plain ``(PolicyHandle, infer, gamma
 games run as slots of preallocated arrays, stepped by kernels, with Python per round
 (``reinfors/_runtime/match.py``); with an External seat, or a policy object that only has a
 ``choose`` method, the general scheduler below (:class:`_Run`: ``choose`` + ``Env.step``) runs.
+When both contestants are deterministic (``reinfors._runtime.match.deterministic``) the kernel
+path pools each contestant's searches over every open game it is to move in (phases rather than
+rounds: about twice the rows per callback call); the games are the same.
 
 Beyond 0.4.0: :class:`Tournament` and :func:`gate` (``reinfors/tournament.py``) play round robins,
 gauntlets and SPRT-gated matches through this Arena; :mod:`reinfors.ratings` fits Elo.
@@ -316,6 +319,8 @@ class Arena:
                 "start must be an opening generator with generate(game, reward, seed) "
                 f"(e.g. reinfors.starts.RandomStartingMoves), or None; got {type(start).__name__}"
             )
+        self._probe = probe  # the kernel path's probe Env (reinfors/_runtime/match.py)
+        self._probe_lock = threading.Lock()
         self._game = game
         self._reward = reward
         self._contestants = list(contestants)
@@ -388,12 +393,20 @@ class Arena:
 
         from .starts import RandomStartingMoves
 
-        probe = Env(self._game, self._reward, seed=0)
-        trusted = type(self._start) is RandomStartingMoves
-        driver = MatchDriver(
-            self._game, self._reward, self._contestants, self._n_slots, self._start, self._seed, _mix64, probe, trusted
-        )
-        driver.play(n_games, on_game)
+        # the constructor's probe Env, unless another play() of this Arena holds it (a new one:
+        # building an Env costs more than a short match's rounds)
+        mine = self._probe_lock.acquire(blocking=False)
+        try:
+            probe = self._probe if mine else Env(self._game, self._reward, seed=0)
+            trusted = type(self._start) is RandomStartingMoves
+            driver = MatchDriver(
+                self._game, self._reward, self._contestants, self._n_slots, self._start, self._seed, _mix64, probe,
+                trusted,
+            )  # fmt: skip
+            driver.play(n_games, on_game)
+        finally:
+            if mine:
+                self._probe_lock.release()
         driver.release()  # only a completed match returns its runtimes for reuse
         done.sort(key=lambda r: r.game_id)
         return ArenaResult(games=done)

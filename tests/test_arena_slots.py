@@ -114,3 +114,104 @@ def test_kernel_path_errors_match_the_general_paths():
     # a failed match hands nothing back: the next one still plays the same games
     fast, general = _both([MINIMAX, (MCTS[0], zero, 1.0)], 4, n_slots=2, seed=1)
     assert _games(fast) == _games(general)
+
+
+# -- deterministic contestants: the phase scheduler (match.MatchDriver._play_phases) ---------------
+
+AZ = (rf.policies.AlphaZero(num_simulations=8, temperature=0.0, noise=None), None, 1.0)
+
+
+def pv(obs):  # elementwise logits and values: row-independent bits
+    q = planes(obs)[:, 0, :]
+    return q, np.ascontiguousarray(q[:, 3] - q[:, 2])
+
+
+def test_deterministic_predicate():
+    import types
+
+    from reinfors._runtime.match import deterministic
+
+    d = rf.Env(GAME, REWARD)._def
+    assert deterministic(MINIMAX[0], d) and deterministic(MCTS[0], d) and deterministic(GREEDY[0], d)
+    assert deterministic(AZ[0], d)
+    assert not deterministic(SAMPLED[0], d)  # temperature > 0 samples from the choose stream
+    assert not deterministic(NOISY[0], d)  # two heads and exploration
+    assert not deterministic(rf.policies.AlphaZero(num_simulations=8, temperature=0.0), d)  # root noise
+    assert not deterministic(rf.policies.Ppo(), d)
+    dice = types.SimpleNamespace(has_chance=True)  # a game with chance: its draws come from the streams
+    assert not deterministic(MINIMAX[0], dice)
+
+
+def test_phases_play_the_general_paths_games_in_fewer_calls():
+    calls = {"fast": [0, 0], "general": [0, 0]}
+    which = ["fast"]
+
+    def counted(fn, seat):
+        def infer(obs):
+            calls[which[0]][seat] += 1
+            return fn(obs)
+
+        return infer
+
+    contestants = [(AZ[0], counted(pv, 0), 1.0), (MCTS[0], counted(planes, 1), 1.0)]
+    arena = Arena(GAME, REWARD, contestants, n_slots=8, start=RandomStartingMoves(2), seed=9)
+    fast = arena.play(16)
+    which[0] = "general"
+    arena._kernel_path = lambda: False
+    general = arena.play(16)
+    assert _games(fast) == _games(general)
+    # every phase searches all open games of its contestant: about half the callback calls
+    assert sum(calls["fast"]) < 0.7 * sum(calls["general"])
+
+
+def test_phase_openings_equal_generate_and_its_error():
+    from reinfors._runtime.match import MatchDriver
+    from reinfors.arena import _mix64
+
+    start = RandomStartingMoves(5, max_retries=3)
+    probe = rf.Env(GAME, REWARD)
+    driver = MatchDriver(GAME, REWARD, [MINIMAX, MCTS], 4, start, 123, _mix64, probe, True)
+    states, chance, acts, lens = driver._openings(6)
+    for pair in range(6):
+        snap, actions = start.generate(GAME, REWARD, _mix64(123, pair, 2))
+        probe.restore(snap)
+        assert states[pair].tolist() == probe._state.tolist()
+        assert int(chance[pair]) == int(probe._rng[0])
+        assert acts[pair, : lens[pair]].tolist() == actions
+    # a 42-move Connect4 opening always fills the board: generate's own error
+    full = MatchDriver(GAME, REWARD, [MINIMAX, MCTS], 4, RandomStartingMoves(42, 2), 0, _mix64, probe, True)
+    with pytest.raises(ValueError, match="could not draw a live 42-move opening in 2 attempts"):
+        full._openings(1)
+
+
+def test_pooled_rounds_take_any_valid_output_and_name_bad_ones():
+    def wide(obs):  # float64, not C-contiguous: the validator's path
+        return np.asfortranarray(planes(obs).astype(np.float64))
+
+    base = Arena(GAME, REWARD, [MINIMAX, MCTS], n_slots=4, seed=4).play(4)
+    other = Arena(GAME, REWARD, [(MINIMAX[0], wide, 1.0), (MCTS[0], wide, 1.0)], n_slots=4, seed=4)
+    zeros = Arena(GAME, REWARD, [(MINIMAX[0], lambda o: wide(o) * 0.0, 1.0), MCTS], n_slots=4, seed=4)
+    assert _games(zeros.play(4)) == _games(base)
+    same = Arena(GAME, REWARD, [(MINIMAX[0], planes, 1.0), (MCTS[0], planes, 1.0)], n_slots=4, seed=4)
+    assert _games(other.play(4)) == _games(same.play(4))
+
+    def nan_q(obs):
+        q = zero(obs)
+        q[-1, 0, 0] = np.nan
+        return q
+
+    def nan_value(obs):
+        logits, values = pv(obs)
+        values[0] = np.inf
+        return logits, values
+
+    for bad, msg in [(nan_q, "infer outputs must contain only finite values"),
+                     (nan_value, "AlphaZero infer outputs must contain only finite values")]:  # fmt: skip
+        policy = AZ[0] if bad is nan_value else MCTS[0]
+        arena = Arena(GAME, REWARD, [MINIMAX, (policy, bad, 1.0)], n_slots=2)
+        for path in (True, False):
+            arena._kernel_path = lambda p=path: p
+            with pytest.raises(ValueError, match=msg):
+                arena.play(2)
+    # the failed matches handed nothing back: the next one plays the same games again
+    assert _games(Arena(GAME, REWARD, [MINIMAX, MCTS], n_slots=4, seed=4).play(4)) == _games(base)

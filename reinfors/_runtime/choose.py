@@ -35,6 +35,7 @@ import threading
 import numpy as np
 
 from reinfors._validate import as_sequence
+from reinfors.jit import choose_prep as _prep
 from reinfors.jit import dedupe as _dedupe
 from reinfors.jit import engine_codes as C
 
@@ -220,6 +221,36 @@ class Chooser:
         self.n_heads = policy.n_heads if policy.output == "q" else 1
         self.rt: Runtime | None = None
         self.validate = None
+        self.pooled: _Pooled | None = None
+        self._blocks: tuple | None = None  # (address table, addresses, byte counts, arrays) to zero
+
+    def _prepare(self, rt: Runtime, states: np.ndarray, seed: int, plies) -> None:
+        """:func:`_reset` + :func:`_fill` of the last call's (quiescent) runtime in two kernel
+        calls (reinfors/jit/choose_prep.py), except that the search trees' node arrays
+        (:data:`_STALE_OK`) keep their stale contents: the engine sets every node up before it
+        reads it (``_node_setup``), as it does between the decisions of a self-play slot."""
+        E = rt.E
+        if self._blocks is None or self._blocks[0] is not E:
+            keep = _KEEP | _STALE_OK
+            arrays = [a for name, a in rt._arrays.items() if name not in keep and a.nbytes]
+            arrays += [rt.spans, rt.span_n, rt.window_acc]
+            addresses = np.array([a.ctypes.data for a in arrays], np.int64)
+            for a in arrays:
+                if not a.flags.c_contiguous:  # pragma: no cover - the schema keeps them contiguous
+                    raise KernelError("choose: a runtime array is not contiguous")
+            self._blocks = (E, addresses, np.array([a.nbytes for a in arrays], np.int64), arrays)
+        _prep.zero_blocks(self._blocks[1], self._blocks[2])
+        rt.ctl[C.C_REC_CAP] = rt["r_meta"].shape[0]
+        rt.copy_mode = False
+        rt._route_fires = [0] * rt.n_routes
+        rt._stalls = 0
+        rt.error = None
+        heads = self.n_heads if self.kind in (C.POLICY_EGQ, C.POLICY_SELEXP) else 0
+        _prep.load_slots(
+            rt["states"], rt["srng"], rt["sinfo"], states, np.ascontiguousarray(plies, np.int64),
+            np.uint64(seed), np.uint64(CHOOSE_STREAM), heads,
+        )  # fmt: skip
+        rt.ctl[C.C_TARGET] = 1  # every slot is at level 0: one decision each
 
     def __call__(self, states: np.ndarray, infer, seed: int, plies) -> np.ndarray:
         """The decisions ``[m] int64`` for ``states: [m, state_size] int64`` (``m <= capacity``)."""
@@ -230,10 +261,12 @@ class Chooser:
             rt, self.validate = _build(
                 self.policy, self.d, self.weights, blank, seed, np.zeros(self.capacity, np.int64), self.gamma, None
             )
+            _fill(rt, self.kind, self.n_heads, states, seed, plies)
         else:
-            _reset(rt)
-        _fill(rt, self.kind, self.n_heads, states, seed, plies)
-        _drive_fused(rt, infer, self.validate)
+            self._prepare(rt, states, seed, plies)
+        if self.pooled is None:
+            self.pooled = _Pooled(rt, self.policy, self.n_heads, self.d.n_actions, self.validate)
+        self.pooled.drive(rt, infer)
         if self.policy.name in _MODEL_FREE:
             n = int(rt.ctl[C.C_REC])
             meta = rt["r_meta"][:n]
@@ -271,6 +304,12 @@ _RUNTIMES_LOCK = threading.Lock()
 # empty at quiescence; zeroing their sequence words would break them).
 _KEEP = frozenset(("params", "cfg", "fcfg", "weights", "learn", "msg_seq", "msg_data", "msg_pos",
                    "rdy_seq", "rdy_data", "rdy_pos"))  # fmt: skip
+
+
+# Search-tree node arrays whose stale contents are never read: every node is set up (its info,
+# edges, children, statistics and state row written) before it is read, also between the
+# decisions of an engine slot.  The Chooser's reset skips them (a ~1 MB memset per call).
+_STALE_OK = frozenset(("t_state", "t_ni", "t_child", "t_visits", "t_ef", "t_nv", "t_legal", "t_edges", "arena_rows"))
 
 
 def _take(key) -> Runtime | None:
@@ -445,3 +484,77 @@ def _drive_fused(rt: Runtime, infer, validate) -> None:
         pred = validate(infer(unique_rows), len(unique_rows))  # [u, W] float64
         k.finish_fire(E, spans, span_n, route, i, pred[row_uid], rt.ready_buf, True, np.int64(0), validate.raw)
 
+
+
+_F32 = np.dtype(np.float32)
+
+
+class _Pooled:
+    """The Chooser's rounds: :func:`_drive_fused` with one kernel call per callback call
+    (``choose_round`` of reinfors/jit/kernels/match_kernels.py routes the previous outputs,
+    advances every slot and gathers the next unique rows) and the validation split in two: a
+    few attribute checks in Python recognise the usual outputs — a C-contiguous float32 Q array
+    of the exact shape, or a (logits, values) tuple of C-contiguous float32 arrays — whose
+    finiteness the kernel checks while widening them (a non-finite value: the validator runs and
+    names it); anything else goes through the validator as before.  Same rows, order, dedupe,
+    predictions and errors as :func:`_drive_fused`."""
+
+    def __init__(self, rt: Runtime, policy, n_heads: int, n_actions: int, validate) -> None:
+        self.validate = validate
+        self.pv = policy.output != "q"
+        self.n_heads, self.n_actions = n_heads, n_actions
+        self.width = n_actions + 1 if self.pv else n_heads * n_actions
+        rows_all = rt["arena_rows"]
+        self.buf = np.zeros((rows_all.shape[2], self.width), np.float64)  # one arena's rows
+        self.uid = np.zeros(rows_all.shape[2], np.int64)  # its rows' unique indices
+        self.no_q = np.zeros((0, self.width), np.float32)
+        self.no_v = np.zeros(0, np.float32)
+        self.no_p = np.zeros((0, self.width), np.float64)
+
+    def drive(self, rt: Runtime, infer) -> None:
+        k, validate = rt.k, self.validate
+        sinfo, rows_all, ctl = rt["sinfo"], rt["arena_rows"], rt.ctl
+        spans, span_n, acc, n_arenas = rt.spans, rt.span_n, rt.window_acc, rt.n_arenas
+        if self.buf.shape[0] < rows_all.shape[2]:
+            self.buf = np.zeros((rows_all.shape[2], self.width), np.float64)
+            self.uid = np.zeros(rows_all.shape[2], np.int64)
+        buf, uid, ready, raw = self.buf, self.uid, rt.ready_buf, validate.raw
+        q32, v32, p64 = self.no_q, self.no_v, self.no_p
+        pv, shape, width, A = self.pv, (0, self.n_heads, self.n_actions), self.width, self.n_actions
+        rt._set_targets()  # the arena closes at its capacity (a reused runtime's ctl was zeroed)
+        rt._queue_emitting()
+        code, n, mode, out, u = -1, 0, 0, None, 0
+        status, park, error = C.SI_STATUS, C.ST_PARK, C.C_ERROR
+        while True:
+            state, code, n, rows = k.choose_round(
+                rt.E, spans, span_n, acc, sinfo, ctl, rows_all, n_arenas, status, park, error,
+                code, n, uid, mode, q32, v32, p64, buf, ready, raw,
+            )  # fmt: skip
+            if state == 1:
+                return
+            if state == 4:
+                validate(out, u)  # raises the validator's own error for the non-finite output
+                raise KernelError("choose: the round kernel and the validator disagree on finiteness")
+            if state == 2:
+                rt._check_error()
+            if state != 0:
+                raise KernelError(f"choose: slots wait for rows but no arena is fireable ({rt._diagnose()})")
+            u = len(rows)
+            out = infer(rows)
+            mode = 0
+            if pv:
+                if type(out) is tuple and len(out) == 2:
+                    lg, vs = out
+                    if (
+                        type(lg) is np.ndarray and type(vs) is np.ndarray and lg.dtype == _F32 and vs.dtype == _F32
+                        and lg.ndim == 2 and vs.ndim == 1 and lg.shape[0] == u and lg.shape[1] >= A
+                        and vs.shape[0] == u and lg.flags.c_contiguous and vs.flags.c_contiguous
+                    ):  # fmt: skip
+                        q32, v32, mode = lg, vs, 2
+            elif (
+                type(out) is np.ndarray and out.dtype == _F32 and out.shape[1:] == shape[1:] and out.shape[0] == u
+                and out.flags.c_contiguous
+            ):  # fmt: skip
+                q32, mode = out.reshape(u, width), 1
+            if mode == 0:
+                p64 = validate(out, u)

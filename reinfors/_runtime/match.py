@@ -14,6 +14,11 @@ kernels:
             (``choose_rows``: one callback call per search round, rows deduplicated) and ONE
             ``step_slots`` kernel call applying every decision; NumPy bookkeeping per round.
 
+With two deterministic contestants (:func:`deterministic`) the driver plays *phases* instead
+(``_play_phases``): each phase searches every open game of one contestant, so a callback call
+holds about twice the rows of a round; finished games are replaced in a kernel from openings
+drawn up front.  The games are the same; only the callback batches (and unused seeds) differ.
+
 Python work is per round and per finished game (its :class:`GameResult`); never per ply.
 Each contestant's choose runtime (one per batch size) is kept in a small module LRU between
 calls and matches: building one costs milliseconds, more than a short search round.
@@ -36,9 +41,39 @@ from reinfors.jit.games._contract import DONE, RUNNING, TICKS
 from .choose import Chooser, _key, _next_u64, _validate, streams
 from .routes import QValidator
 
-__all__ = ["MatchDriver"]
+__all__ = ["MatchDriver", "deterministic"]
 
 _GAME_SEED, _OPENING_SEED, _CHOOSE_SEED = 1, 2, 3  # the hash domains of reinfors/arena.py
+_U64 = (1 << 64) - 1
+
+
+def _seed64(seed) -> np.uint64:
+    """The Arena seed as ``reinfors.arena._mix64`` folds it: its low 64 bits (numpy integers
+    through ``__index__``; anything else fails as ``_mix64`` does)."""
+    if not isinstance(seed, int) and hasattr(seed, "__index__"):
+        seed = seed.__index__()
+    return np.uint64(seed & _U64)
+
+
+def deterministic(policy, d) -> bool:
+    """Whether ``policy``'s decision on composition ``d`` is a function of the position alone
+    (given a callback whose output rows depend only on their input rows): no chance in the game
+    and no draw from the ``choose`` stream — Minimax; Mcts and AlphaZero acting greedily
+    (``temperature == 0``; AlphaZero without root noise); EpsilonGreedyQ with one head and
+    ``epsilon == 0``.  Such a contestant makes the same moves however its searches are batched
+    and seeded, which lets the match driver batch them differently (``_play_phases``)."""
+    if d.has_chance:
+        return False
+    name, p = policy.name, policy._params
+    if name == "minimax":
+        return True
+    if name == "mcts":
+        return p["temperature"] == 0.0
+    if name == "alphazero":
+        return p["temperature"] == 0.0 and policy._noise is None
+    if name == "epsilon_greedy_q":
+        return p["epsilon"] == 0.0 and int(p["n_heads"]) == 1
+    return False
 
 # (composition, policy, gamma, capacity) -> idle Chooser: its runtime costs milliseconds to build,
 # more than a short search round, and an evaluation loop plays many matches of one composition.
@@ -71,6 +106,7 @@ class _GreedyQ:
         self.n_heads = int(policy.n_heads)
         self.epsilon = float(policy._params["epsilon"])
         self.validate = QValidator(self.n_heads, d.n_actions)
+        self.fixed = self.epsilon == 0.0 and self.n_heads == 1  # draws nothing: head 0, greedy
 
     def __call__(self, states, slots, infer, seed, agents) -> np.ndarray:
         d, m = self.d, len(slots)
@@ -82,8 +118,11 @@ class _GreedyQ:
         spans[:, 2] = 1
         unique_src, row_uid = _dedupe.order_unique(rows, spans, m)
         pred = self.validate(infer(rows[unique_src]), len(unique_src))  # [u, H * A] float64
-        srng = streams(seed, m).reshape(m, 1)  # [m, RNG_WIDTH] choose's slot streams
-        heads = (_next_u64(srng[:, 0]) % np.uint64(self.n_heads)).astype(np.int64)
+        if self.fixed:  # no stream is read: head 0 (``next() % 1``), no exploration draw
+            srng, heads = np.zeros((m, 1), np.uint64), np.zeros(m, np.int64)
+        else:
+            srng = streams(seed, m).reshape(m, 1)  # [m, RNG_WIDTH] choose's slot streams
+            heads = (_next_u64(srng[:, 0]) % np.uint64(self.n_heads)).astype(np.int64)
         out = np.empty(m, np.int64)
         self.k.decide_epsilon_greedy(srng, pred, row_uid, heads, legal, d.n_actions, self.epsilon, out)
         return out
@@ -117,12 +156,21 @@ class MatchDriver:
         self.keys: list[Any] = [None, None]
 
     def play(self, n_games: int, on_game: Callable[..., None]) -> None:
-        d, k = self.d, self.k
+        d = self.d
         # 0.4.0 takes any real n_slots / n_games and compares against them (``len(open) < n_slots``,
         # ``next_id < n_games``): 1.5 slots hold up to 2 games, 2.0 games are 2 games.
         n_games = math.ceil(n_games)
         n_slots = n_games if self.n_slots >= n_games else math.ceil(self.n_slots)
         self.capacity = n_slots
+        if all(deterministic(c[0], d) for c in self.contestants):
+            self._play_phases(n_games, n_slots, on_game)
+        else:
+            self._play_rounds(n_games, n_slots, on_game)
+
+    def _play_rounds(self, n_games: int, n_slots: int, on_game: Callable[..., None]) -> None:
+        """0.4.0's rounds (any contestants): every round, each contestant with games to move
+        searches them all in game-id order, with the round's ``choose`` seed."""
+        d, k = self.d, self.k
         S, N = d.state_size, d.n_players
         states = np.zeros((n_slots, S), np.int64)  # [n_slots, S] game state rows
         rngs = np.zeros((n_slots, _rng.RNG_WIDTH), np.uint64)  # [n_slots, RNG_WIDTH] chance streams
@@ -181,6 +229,139 @@ class MatchDriver:
                     on_game(g, g // 2, seats, tuple(by_contestant), int(states[s, TICKS]), acts[s, : length[s]].tolist())
                     game_of[s] = -1
                     done += 1
+
+    def _openings(self, n_pairs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every pair's opening up front: ``(states [n_pairs, S], chance [n_pairs] uint64,
+        actions [n_pairs, max moves], moves [n_pairs])`` (empty arrays without a start).  Our own
+        ``RandomStartingMoves`` on a game with ascending legal ids is drawn by one kernel call
+        (``draw_openings``: its ``generate`` exactly); any other start's ``generate`` runs per
+        pair, its snapshot checked by ``Env.restore``."""
+        d, k, S = self.d, self.k, self.d.state_size
+        if self.start is None:
+            return np.zeros((1, S), np.int64), np.zeros(1, np.uint64), np.zeros((1, 1), np.int64), np.zeros(1, np.int64)
+        seeds = np.empty(n_pairs, np.uint64)
+        k.mix_seeds(_seed64(self.seed), 0, n_pairs, _OPENING_SEED, seeds)
+        n_moves = getattr(self.start, "n_moves", None)
+        if (
+            self.trusted_start
+            and getattr(d.ns, "legal_order", None) is None
+            and not d.legal_ranks
+            and type(n_moves) is int
+            and 1 <= n_moves < 1 << 31
+            and type(self.start.max_retries) is int
+            and self.start.max_retries < 1 << 31
+        ):  # plain ints in the kernel's range; anything else is generate's own business
+            states = np.zeros((n_pairs, S), np.int64)
+            chance = np.zeros(n_pairs, np.uint64)
+            acts = np.zeros((n_pairs, n_moves), np.int64)
+            N = d.n_players
+            failed = k.draw_openings(
+                d.params, seeds, n_moves, max(0, self.start.max_retries), states, chance, acts,
+                np.zeros(max(1, d.max_chance), np.float64), np.zeros((N, len(d.reward_keys)), np.float64),
+                np.zeros(N, np.int64), np.zeros(N, np.int64), np.zeros(d.n_actions, np.uint8), np.zeros(1, np.uint64),
+            )  # fmt: skip
+            if failed >= 0:  # generate's own error, for the first pair without a live opening
+                self.start.generate(self.game, self.reward, int(seeds[failed]))
+                raise RuntimeError("draw_openings and RandomStartingMoves.generate disagree")  # pragma: no cover
+            return states, chance, acts, np.full(n_pairs, n_moves, np.int64)
+        rows, chances, actions = [], [], []
+        for pair in range(n_pairs):
+            snap, acts_p = self.start.generate(self.game, self.reward, int(seeds[pair]))
+            if self.trusted_start and getattr(snap, "fingerprint", None) == self.fingerprint:
+                rows.append(snap._state_row(S))
+                chances.append(int(snap._rng))
+            else:
+                self.probe.restore(snap)
+                rows.append(self.probe._state.copy())
+                chances.append(int(self.probe._rng[0]))
+            actions.append(list(acts_p))
+        lens = np.array([len(a) for a in actions], np.int64)
+        acts = np.zeros((n_pairs, max(1, int(lens.max()))), np.int64)
+        for pair, a in enumerate(actions):
+            acts[pair, : len(a)] = a
+        return np.stack(rows), np.array(chances, np.uint64), acts, lens
+
+    def _play_phases(self, n_games: int, n_slots: int, on_game: Callable[..., None]) -> None:
+        """Deterministic contestants (:func:`deterministic`): each one's decisions depend on the
+        position alone, so the games do not depend on how searches are batched.  Phases
+        alternate between the contestants; a phase searches EVERY open game where its contestant
+        is to move (after the first phases that is every open game: the other contestant just
+        moved in all of them), so each callback call holds about twice the rows of 0.4.0's
+        round (where each contestant has half the games), and a game that ends is replaced by
+        the next one at once, in a kernel (``open_games``, from openings drawn up front).  The
+        games, openings and payoffs are those of the round scheduler; only the callback
+        batches differ.  Python runs per phase (one search, one ``step_record`` call) and per
+        finished game (its result)."""
+        d, k = self.d, self.k
+        S, N = d.state_size, d.n_players
+        n_pairs = (n_games + 1) // 2
+        open_states, open_rng, open_acts, open_len = self._openings(n_pairs)
+        has_open = self.start is not None
+        game_rng = np.empty(n_games, np.uint64)
+        k.mix_seeds(_seed64(self.seed), 0, n_games, _GAME_SEED, game_rng)
+        states = np.zeros((n_slots, S), np.int64)
+        rngs = np.zeros((n_slots, _rng.RNG_WIDTH), np.uint64)
+        pay = np.zeros((n_slots, N), np.float64)
+        cap = max(64, 2 * int(open_len.max()) + 2)
+        acts = np.zeros((n_slots, cap), np.int64)
+        length = np.zeros(n_slots, np.int64)
+        game_of = np.full(n_slots, -1, np.int64)
+        seat_of = np.zeros((n_slots, N), np.int64)
+        probs = np.zeros(max(1, d.max_chance), np.float64)
+        amounts = np.zeros((N, len(d.reward_keys)), np.float64)
+        joint = np.zeros(N, np.int64)
+        agents = np.zeros(N, np.int64)
+        rewards = np.zeros((n_slots, N), np.float64)
+        movers = np.zeros(n_slots, np.int64)
+        finished = np.zeros(n_slots, np.int64)
+        next_id = np.zeros(1, np.int64)
+        k.open_games(
+            d.params, states, rngs, probs, np.arange(n_slots, dtype=np.int64), next_id, n_games, game_of,
+            seat_of, pay, acts, length, game_rng, has_open, open_states, open_rng, open_acts, open_len,
+        )  # fmt: skip
+        phases = [0, 0]
+        done = 0
+        ci = 0
+        idle = 0  # consecutive phases without a mover (2: nobody can move)
+        while done < n_games:
+            m = int(k.phase_movers(d.params, states, game_of, seat_of, ci, agents, movers))
+            if m < 0:
+                g = int(game_of[-1 - m])
+                raise RuntimeError(f"game {g}: 0 active agents — Arena plays sequential games")
+            if m == 0:
+                idle += 1
+                if idle >= 2:
+                    raise RuntimeError("Arena: open games but no contestant to move")  # pragma: no cover
+                ci ^= 1
+                continue
+            idle = 0
+            slots = movers[:m].copy()
+            phases[ci] += 1
+            actions = self._choose(ci, states, slots, phases[ci], agents)
+            if int(length[slots].max()) + 1 >= cap:
+                cap *= 2
+                acts = np.concatenate([acts, np.zeros_like(acts)], axis=1)
+            n_fin = int(k.step_record(
+                d.params, states, rngs, probs, slots, actions, amounts, self.weights, rewards[:m], joint, agents,
+                pay, acts, length, finished,
+            ))  # fmt: skip
+            if n_fin:
+                fin = finished[:n_fin].copy()
+                for s in fin.tolist():
+                    g = int(game_of[s])
+                    seats = (int(seat_of[s, 0]), int(seat_of[s, 1]))
+                    by_contestant = [0.0, 0.0]
+                    by_contestant[seats[0]] = float(pay[s, 0])
+                    by_contestant[seats[1]] = float(pay[s, 1])
+                    on_game(g, g // 2, seats, tuple(by_contestant), int(states[s, TICKS]), acts[s, : length[s]].tolist())
+                    game_of[s] = -1
+                done += n_fin
+                fin.sort()
+                k.open_games(
+                    d.params, states, rngs, probs, fin, next_id, n_games, game_of, seat_of, pay, acts, length,
+                    game_rng, has_open, open_states, open_rng, open_acts, open_len,
+                )  # fmt: skip
+            ci ^= 1
 
     def _open(self, s, game_id, states, rngs, probs, openings, acts, length, pay, seat_of) -> None:
         """Game ``game_id`` into slot ``s``: the Env's fresh episode under the game's chance seed,
