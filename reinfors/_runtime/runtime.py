@@ -67,6 +67,7 @@ def kernel_family(policy_kind: int, infer_cache: int) -> str:
     """The generated kernel family a composition runs on (``codegen.FAMILIES``): only its own
     policy's search kernels, and the cache paths only with ``infer_cache > 0``."""
     base = {C.POLICY_AZ: "tree", C.POLICY_MCTS: "tree", C.POLICY_MINIMAX: "minimax", C.POLICY_SELEXP: "selexp"}
+    base[C.POLICY_GUMBEL] = "gumbel"  # GumbelAlphaZero (search_gumbel.py)
     return base.get(policy_kind, "modelfree") + ("+cache" if infer_cache else "")
 
 
@@ -255,12 +256,14 @@ class Runtime:
                          ("nodes", C.CFG_NODES), ("max_rows", C.CFG_MAXROWS), ("choose", C.CFG_CHOOSE),
                          ("budget", C.CFG_BUDGET), ("opponent", C.CFG_OPP), ("resample", C.CFG_RESAMPLE),
                          ("samples", C.CFG_SAMPLES), ("expand", C.CFG_EXPAND),
-                         ("leaf_batch", C.CFG_LEAFB)):  # fmt: skip
+                         ("leaf_batch", C.CFG_LEAFB), ("gb_k", C.CFG_GB_K), ("gb_mixed", C.CFG_GB_MIXED),
+                         ("gb_rescale", C.CFG_GB_RESCALE)):  # fmt: skip
             cfg[col] = int(sp.get(key, 0))
         for key, col in (("c", C.F_CPUCT), ("temperature", C.F_TEMP), ("noise_epsilon", C.F_NOISE_EPS),
                          ("noise_alpha", C.F_NOISE_ALPHA), ("outcome_weight", C.F_OW), ("beta", C.F_BETA),
                          ("opp_temperature", C.F_OPP_T), ("opp_floor", C.F_OPP_F),
-                         ("virtual_loss", C.F_VLOSS)):  # fmt: skip
+                         ("virtual_loss", C.F_VLOSS), ("gb_scale", C.F_GB_SCALE), ("gb_cvisit", C.F_GB_CVISIT),
+                         ("gb_cscale", C.F_GB_CSCALE)):  # fmt: skip
             fcfg[col] = float(sp.get(key, 0.0))
         self.cfg, self.fcfg = cfg, fcfg
         self.ctl = np.zeros(C.CTL_BASE + 8 * max(1, N), np.int64)
