@@ -37,7 +37,7 @@ from ._runtime.composition import (
 from ._runtime.gamedef import reached_state_starts
 from ._runtime.notice import compile_notice
 from ._runtime.routes import PVValidator, QValidator, resolve_infer
-from ._runtime.runtime import Runtime, kernel_family
+from ._runtime.runtime import Runtime, RuntimeSpec, kernel_family
 from ._runtime.spare import SpareBuffers
 from ._validate import as_bool, as_float, as_sequence, as_unsigned, refuse_pickle
 from .batches import AlphaZeroBatch, DqnBatch, PpoBatch, TreeStrapBatch
@@ -372,8 +372,7 @@ class Engine:
                 )
             self._check_preallocation(batch, width, cache_bytes)
             compile_cold(self, self._kernel_module())  # a cold module: work here, the rest beside
-            self._rt = Runtime(
-                d,
+            spec = RuntimeSpec(
                 policy_kind=_POLICY_KINDS[pol.name],
                 learner_kind=_LEARNER_KINDS[lrn.name],
                 n_games=n,
@@ -393,10 +392,10 @@ class Engine:
                 width=width,
                 search=search,
                 infer_cache=self._infer_cache,
-                pgen=self._pgen,
                 start_buffer=self._start_buffer[1:] if self._start_buffer[0] else None,
                 user_batch=bool(self._batch_size),
             )
+            self._rt = Runtime(d, spec, pgen=self._pgen)
             with self._gen_lock:
                 self._rt.ctl[C.C_WGEN] = _stamp(self._generation)
         return self._rt

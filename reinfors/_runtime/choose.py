@@ -40,7 +40,7 @@ from reinfors.jit import engine_codes as C
 
 from . import composition as _composition
 from .routes import PVValidator, QValidator
-from .runtime import KernelError, Runtime
+from .runtime import KernelError, Runtime, RuntimeSpec
 
 __all__ = ["choose", "choose_rows", "Chooser", "CHOOSE_STREAM", "streams"]
 
@@ -363,8 +363,7 @@ def _fill(rt: Runtime, kind: int, n_heads: int, states, seed, plies) -> None:
 def _new_runtime(d, kind, learner_kind, G, seed, max_rows, learn, weights, n_heads, policy, gamma, q, search):
     """A runtime for ``G`` choose slots: single-threaded, one arena holding a whole round."""
     A = d.n_actions
-    rt = Runtime(
-        d,
+    spec = RuntimeSpec(
         policy_kind=kind,
         learner_kind=learner_kind,
         n_games=G,
@@ -384,6 +383,7 @@ def _new_runtime(d, kind, learner_kind, G, seed, max_rows, learn, weights, n_hea
         width=n_heads * A if q else A + 1,
         search=search,
     )
+    rt = Runtime(d, spec)
     # Single-threaded and nothing lent to the callback (it gets a deduplicated copy), so the
     # chain needs no spare arenas: one arena of G * max_rows rows.
     rt.n_arenas = 1

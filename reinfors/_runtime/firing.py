@@ -36,7 +36,7 @@ from collections import deque
 
 import numpy as np
 
-__all__ = ["CallCost", "FirePolicy", "Pipe", "PIPELINE_IDLE_S", "SAMPLE_EVERY"]
+__all__ = ["CallCost", "FirePolicy", "Pipe", "PIPELINE_IDLE_S", "SAMPLE_EVERY", "SAMPLE_EVERY_SETTLED"]
 
 # A callback whose calls leave the cores idle this long per call (the median of the sampled
 # calls) is served pipelined.  A CUDA network's call costs ~1.2-1.6 ms of mostly idle wall (an H200 running
@@ -45,23 +45,29 @@ __all__ = ["CallCost", "FirePolicy", "Pipe", "PIPELINE_IDLE_S", "SAMPLE_EVERY"]
 PIPELINE_IDLE_S = 100e-6
 _FIT_CALLS = 64  # sampled calls the fit looks back over
 _MIN_FIT = 8  # sampled calls before the regime is judged
-SAMPLE_EVERY = 4  # one call in this many is timed for the fit
+SAMPLE_EVERY = 4  # one call in this many is timed for the fit, until the fit's window is full
+SAMPLE_EVERY_SETTLED = 16  # ... then one in this many (a CPU callback runs ~20 k calls a second)
 
 
 class CallCost:
     """The recent calls of one engine's callbacks: ``(rows, wall seconds, CPU seconds of the
-    calling thread)`` of one call in :data:`SAMPLE_EVERY` (reading a thread's CPU clock is a
+    calling thread)`` of one call in ``every`` (:data:`SAMPLE_EVERY`, then
+    :data:`SAMPLE_EVERY_SETTLED` once the fit's window holds :data:`_FIT_CALLS` samples: a changed
+    callback still turns the median within ~500 calls) (reading a thread's CPU clock is a
     system call: a free callback is called tens of thousands of times a second), and their
     least-squares fit.  Written by the thread that calls the callback, read by the scheduler."""
 
     def __init__(self):
         self._ring: list = [(0, 0.0, 0.0)] * _FIT_CALLS
         self._n = 0
-        self.tick = 0  # calls seen; the caller samples when ``tick % SAMPLE_EVERY == 0``
+        self.tick = 0  # calls seen; the caller samples when ``tick % every == 0``
+        self.every = SAMPLE_EVERY
 
     def add(self, rows: int, wall: float, cpu: float) -> None:
         self._ring[self._n % _FIT_CALLS] = (rows, wall, cpu)
         self._n += 1
+        if self._n == _FIT_CALLS:
+            self.every = SAMPLE_EVERY_SETTLED
 
     def _arrays(self):
         m = min(self._n, _FIT_CALLS)

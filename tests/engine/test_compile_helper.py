@@ -73,9 +73,9 @@ def test_the_plan_covers_every_kernel_call_of_a_window(name, monkeypatch):
     calls = set()
     monkeypatch.setattr(rt, "k", _Recorder(rt.k, calls))
     from reinfors import engine as engine_mod
-    from reinfors._runtime import routes, runtime
+    from reinfors._runtime import record_pool, routes
 
-    for mod, attr, real in ((runtime, "_records", records), (engine_mod, "_records", records), (routes, "_outputs", outputs)):
+    for mod, attr, real in ((record_pool, "_records", records), (engine_mod, "_records", records), (routes, "_outputs", outputs)):
         monkeypatch.setattr(mod, attr, _Recorder(real, calls))
     for _ in range(3):
         e.collect(64, infer)
