@@ -64,6 +64,16 @@ def build(name, rf, n_threads, spec=None):
         if name == "c4_az_zero":
             return eng, lambda obs: (np.zeros((len(obs), 7), np.float32), np.zeros(len(obs), np.float32))
         return eng, mlp(84, 7)
+    if name == "c4_gumbel_zero":  # GumbelAlphaZero (issue 33; not in 0.4.0): 16 simulations, zero callback
+        eng = rf.Engine(
+            G.Connect4(),
+            c4_reward,
+            P.GumbelAlphaZero(num_simulations=16),
+            L.AlphaZero(gamma=1.0),
+            n_games=64,
+            n_threads=n_threads,
+        )
+        return eng, lambda obs: (np.zeros((len(obs), 7), np.float32), np.zeros(len(obs), np.float32))
     if name == "c4_minimax":
         eng = rf.Engine(G.Connect4(), c4_reward, P.Minimax(depth=4), L.TreeStrap(), n_games=32, n_threads=n_threads)
         return eng, lambda obs: np.zeros((len(obs), 1, 7), np.float32)

@@ -1,6 +1,11 @@
 """Train AlphaZero on Connect4 until it beats depth-2 Minimax, and measure it on the way.
 
     python examples/train_alphazero_connect4.py [--minutes 10] [--sims 64] [--backend auto]
+    python examples/train_alphazero_connect4.py --policy gumbel --simulations 16
+
+``--policy puct`` (the default) self-plays with ``rf.policies.AlphaZero`` (PUCT, 64 simulations
+by default); ``--policy gumbel`` with ``rf.policies.GumbelAlphaZero`` (16 by default; its policy
+targets are ``softmax(logits + sigma(completed Q))``, docs/gumbel-alphazero.md).
 
 Self-play streams from ``engine.collect_stream`` with the two-network pattern: the stream's
 thread searches with ``collector``, a frozen copy of the network, while this thread trains
@@ -11,8 +16,9 @@ a lock and ``engine.weights_updated()`` is called beside the copy.
 Every ``--eval-every`` minutes (and at minute 0, untrained) the learner plays ``--eval-games``
 games against ``rf.policies.Minimax(depth=2)`` with a zero leaf callback (it sees wins and
 blocks threats two plies ahead from terminal rewards alone) through ``rf.Arena``: pairs of games
-from the same random opening with the seats swapped.  Our side searches greedily (AlphaZero with
-``--eval-sims`` simulations, no noise, temperature 0).
+from the same random opening with the seats swapped.  Our side searches greedily with the
+training policy's search and ``--eval-sims`` simulations (AlphaZero: no noise, temperature 0;
+GumbelAlphaZero: ``gumbel_scale=0``).
 
 Each evaluation also snapshots the learner as a checkpoint and GATES it (``rf.arena.gate``: an
 SPRT of ``elo0=0`` against ``--gate-elo1``, alpha = beta = 0.05, at most ``--gate-games`` games,
@@ -64,7 +70,11 @@ ROWS, COLS = 6, 7
 def parse(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--minutes", type=float, default=10.0, help="training budget (wall clock, evaluations included)")
-    ap.add_argument("--sims", type=int, default=64, help="AlphaZero simulations per self-play move")
+    ap.add_argument("--policy", choices=("puct", "gumbel"), default="puct", help="self-play search: AlphaZero or GumbelAlphaZero")
+    ap.add_argument(
+        "--sims", "--simulations", dest="sims", type=int, default=None,
+        help="simulations per self-play move (default 64 with puct, 16 with gumbel)",
+    )  # fmt: skip
     ap.add_argument("--eval-sims", type=int, default=None, help="simulations per evaluation move (default --sims)")
     ap.add_argument("--n-games", type=int, default=64, help="parallel self-play games")
     ap.add_argument("--collect-size", type=int, default=1024, help="records per streamed batch")
@@ -156,8 +166,18 @@ def zero_q(obs: np.ndarray) -> np.ndarray:
     return np.zeros((obs.shape[0], 1, COLS), np.float32)
 
 
+def self_play_policy(args) -> rf.policies.PolicyHandle:
+    """The self-play search: AlphaZero (PUCT, Dirichlet noise, temperature) or GumbelAlphaZero."""
+    if args.policy == "gumbel":
+        return rf.policies.GumbelAlphaZero(num_simulations=args.sims)
+    return rf.policies.AlphaZero(num_simulations=args.sims)
+
+
 def searched(net, args):
-    """The greedy searched contestant of ``net`` (AlphaZero, no noise, temperature 0)."""
+    """The greedy searched contestant of ``net``: the training policy's search without its
+    exploration (AlphaZero: no noise, temperature 0; GumbelAlphaZero: ``gumbel_scale=0``)."""
+    if args.policy == "gumbel":
+        return (rf.policies.GumbelAlphaZero(num_simulations=args.eval_sims, gumbel_scale=0.0), heads(net), 1.0)
     return (rf.policies.AlphaZero(num_simulations=args.eval_sims, noise=None, temperature=0.0), heads(net), 1.0)
 
 
@@ -225,6 +245,7 @@ TELEMETRY_KEYS = ("decisions", "infer_calls", "infer_rows", "infer_seconds", "me
 
 def main(argv=None) -> int:
     args = parse(argv)
+    args.sims = args.sims or (16 if args.policy == "gumbel" else 64)
     args.eval_sims = args.eval_sims or args.sims
     if args.eval_games < 2 or args.eval_games % 2:
         raise SystemExit("--eval-games must be even and >= 2")
@@ -238,7 +259,7 @@ def main(argv=None) -> int:
     engine = rf.Engine(
         game,
         reward,
-        rf.policies.AlphaZero(num_simulations=args.sims),
+        self_play_policy(args),
         rf.learners.AlphaZero(gamma=1.0),
         n_games=args.n_games,
         seed=args.seed,
@@ -271,6 +292,7 @@ def main(argv=None) -> int:
         name = f"ckpt{len(checkpoints)}"
         ev = evaluate(game, reward, learner, args, results, name)
         ev["minutes"] = minutes
+        ev["cpu_minutes"] = time.process_time() / 60.0  # this process's CPU (the machine may be shared)
         curve.append([round(minutes, 3), ev["win_rate"]])
         log.write("eval", step, ev)
         checkpoints.append([name, round(minutes, 3)])
@@ -363,7 +385,9 @@ def main(argv=None) -> int:
         "wall_minutes": round((time.perf_counter() - t_start) / 60.0, 3),
         "records": records,
         "updates": updates,
+        "policy": args.policy,
         "sims": args.sims,
+        "cpu_minutes": round(time.process_time() / 60.0, 3),
         "eval_sims": args.eval_sims,
         "backend": learner.backend,
         "params": learner.n_params(),

@@ -133,8 +133,10 @@ class EncoderInfo:
     summary: str
 
 
-_ENGINE_ALGORITHMS = ("dqn", "treestrap_expectimax", "treestrap_mcts", "alphazero", "minimax", "ppo")
-_ONE_PLAYER_ALGORITHMS = ("dqn", "treestrap_expectimax", "treestrap_mcts", "alphazero", "ppo")
+# "gumbel_alphazero" is an extension of 0.4.0 (sequential games only: not Snake's list)
+_ENGINE_ALGORITHMS = ("dqn", "treestrap_expectimax", "treestrap_mcts", "alphazero", "gumbel_alphazero", "minimax", "ppo")
+_ONE_PLAYER_ALGORITHMS = ("dqn", "treestrap_expectimax", "treestrap_mcts", "alphazero", "gumbel_alphazero", "ppo")
+_SIMULTANEOUS_ALGORITHMS = ("dqn", "treestrap_expectimax", "treestrap_mcts", "alphazero", "ppo")
 
 GAMES: dict[str, GameInfo] = {
     "connect4": GameInfo(
@@ -212,7 +214,7 @@ GAMES: dict[str, GameInfo] = {
         ),
         adapters="PettingZoo Parallel",
         reached_state_starts=True,
-        algorithms=_ONE_PLAYER_ALGORITHMS,  # same list: no Minimax (not two-player sequential)
+        algorithms=_SIMULTANEOUS_ALGORITHMS,  # no Minimax, no GumbelAlphaZero (sequential only)
         summary="Simultaneous multiplayer game with dynamic bodies and explicit respawn chance.",
     ),
     "texas_holdem": GameInfo(
@@ -272,7 +274,7 @@ GAMES["car_racing"] = GameInfo(
     reward_keys=(("tile", 1000.0), ("step", -0.1), ("off_playfield", -100.0)),
     adapters="None (withheld until the HWC adapter presentation lands)",
     reached_state_starts=False,
-    algorithms=("dqn", "treestrap_expectimax", "treestrap_mcts", "alphazero", "ppo"),
+    algorithms=("dqn", "treestrap_expectimax", "treestrap_mcts", "alphazero", "gumbel_alphazero", "ppo"),
     summary="Faithful reimplementation of Gymnasium's CarRacing-v3 (discrete); physics trajectories and "
     "checkpoints do not transfer to or from Gymnasium.",
 )
@@ -494,6 +496,25 @@ ALGORITHMS: dict[str, AlgorithmInfo] = {
         '`"maxn"` forces MaxN at two players.',
         references=(("AlphaZero", "https://doi.org/10.1126/science.aar6404"),),
     ),
+    # an extension of 0.4.0 (tests/differential/test_compat_vs_original.py: EXTENSIONS)
+    "gumbel_alphazero": AlgorithmInfo(
+        label="Gumbel AlphaZero",
+        workflow="Engine",
+        policy_or_solver="rf.policies.GumbelAlphaZero",
+        learner="rf.learners.AlphaZero",
+        training_output="AlphaZeroBatch",
+        example_label="AlphaZero training example",
+        example_anchor="alphazero-connect-4",
+        players="Any N",
+        dynamics="Sequential",
+        chance="AlwaysResample, Committed, or ExpandAll",
+        information="Perfect only",
+        network="Policy logits (rows, actions) plus values (rows,)",
+        summary="Gumbel-top-k root sampling with sequential halving and the deterministic interior "
+        "selection of Gumbel MuZero (mctx semantics); policy targets softmax(logits + sigma(completed Q)) "
+        "learn from a handful of simulations. Negamax at one or two players, MaxN above two.",
+        references=(("Gumbel AlphaZero", "https://openreview.net/forum?id=bERaNdoegnO"),),
+    ),
     # -- solver workflows: rf.solvers is not part of this build yet --
     "cfr": AlgorithmInfo(
         label="CFR / CFR+",
@@ -556,7 +577,9 @@ ALGORITHMS: dict[str, AlgorithmInfo] = {
 
 # Component registries.  Kept as literals so the catalogue imports nothing; tests/test_catalog.py
 # asserts each equals the matching ``registered()`` list.
-POLICIES = frozenset({"alphazero", "epsilon_greedy_q", "mcts", "minimax", "ppo", "selective_expectimax"})
+POLICIES = frozenset(
+    {"alphazero", "epsilon_greedy_q", "gumbel_alphazero", "mcts", "minimax", "ppo", "selective_expectimax"}
+)
 LEARNERS = frozenset({"alphazero", "dqn", "ppo", "treestrap"})
 ENCODER_INFO.update(
     car_racing_pixels=EncoderInfo(

@@ -279,9 +279,10 @@ class Engine:
         if policy.name not in PAIRS[learner.name]:
             raise _compat_error()
         _check_engine_ranges(policy)
-        if policy.name in ("alphazero", "mcts", "minimax", "selective_expectimax") and d.has_info_key:
+        if policy.name in _SEARCH and d.has_info_key:
             label = {
                 "alphazero": "AlphaZero",
+                "gumbel_alphazero": "GumbelAlphaZero",
                 "mcts": "Mcts",
                 "minimax": "Minimax",
                 "selective_expectimax": "SelectiveExpectimax",
@@ -292,6 +293,8 @@ class Engine:
             )
         if policy.name == "minimax" and (d.simultaneous or d.n_players != 2):
             raise ValueError(f"Minimax requires a two-player sequential game; see {CATALOGUE_COMPAT}")
+        if policy.name == "gumbel_alphazero" and d.simultaneous:
+            raise ValueError(f"GumbelAlphaZero supports sequential games only; see {CATALOGUE_COMPAT}")
         if policy.name == "mcts" and not d.simultaneous and d.n_players > 2:
             raise ValueError(f"Mcts supports sequential games with at most two players; see {CATALOGUE_COMPAT}")
         self._game, self._reward, self._policy, self._learner = game, reward, policy, learner
@@ -499,7 +502,8 @@ class Engine:
         if pol.output == "q":
             return QValidator(pol.n_heads, d.n_actions)
         # In place unless the cache logs the rows: its log stores them whole.
-        return PVValidator(d.n_actions, "AlphaZero" if pol.name == "alphazero" else "Ppo", in_place=not self._infer_cache)
+        label = {"alphazero": "AlphaZero", "gumbel_alphazero": "GumbelAlphaZero"}.get(pol.name, "Ppo")
+        return PVValidator(d.n_actions, label, in_place=not self._infer_cache)
 
     def collect(
         self, n_records: int, infer: Callable[[np.ndarray], Any] | Sequence[Callable[[np.ndarray], Any]], *, progress: bool = False

@@ -22,7 +22,7 @@ _CATALOGUE_COMPAT = "https://jeepjeepjeep.github.io/reinfors/catalogue/compatibi
 _PAIRS = {
     "dqn": ("epsilon_greedy_q",),
     "ppo": ("ppo",),
-    "alphazero": ("alphazero",),
+    "alphazero": ("alphazero", "gumbel_alphazero"),
     "treestrap": ("mcts", "minimax", "selective_expectimax"),
 }
 

@@ -4,7 +4,8 @@ Each constructor validates its knobs (the original's types, ranges and messages)
 opaque :class:`PolicyHandle`; composition checks (pairing with a learner, suitability for a
 game, Engine-time ranges) happen when an ``Engine`` is built.  Model-free policies
 (``EpsilonGreedyQ``, ``Ppo``) use exactly one inference round per decision; search policies
-(``AlphaZero``, ``Mcts``, ``Minimax``, ``SelectiveExpectimax``) pool many rounds.
+(``AlphaZero``, ``GumbelAlphaZero``, ``Mcts``, ``Minimax``, ``SelectiveExpectimax``) pool many
+rounds.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ import numpy as np
 from ._registry import registry as _registry
 from ._validate import (
     _index,
+)
+from ._validate import (
+    as_bool as _as_bool,
 )
 from ._validate import (
     as_float as _as_float,
@@ -53,6 +57,7 @@ __all__ = [
     "EpsilonGreedyQ",
     "Ppo",
     "AlphaZero",
+    "GumbelAlphaZero",
     "Mcts",
     "Minimax",
     "SelectiveExpectimax",
@@ -80,6 +85,17 @@ def _leaf_batch(params: dict, leaf_batch, virtual_loss) -> None:
         raise ValueError(f"leaf_batch must be <= {_MAX_LEAF_BATCH} (got {k})")
     params["leaf_batch"] = k
     params["virtual_loss"] = _nonneg_finite("virtual_loss", virtual_loss)
+
+
+def _int_at_least(name: str, value, lo: int, hi: int = (1 << 31) - 1) -> int:
+    """An int in ``[lo, hi]`` (GumbelAlphaZero's counts: an extension of 0.4.0, so every range
+    error is a ValueError naming the parameter)."""
+    v = _index(name, value)
+    if v < lo:
+        raise ValueError(f"{name} must be >= {lo} (got {v})")
+    if v > hi:
+        raise ValueError(f"{name} must be <= {hi} (got {v})")
+    return v
 
 
 def _chance(chance, default: str):
@@ -130,7 +146,7 @@ class PolicyHandle:
     @property
     def output(self) -> str:
         """The inference output this policy needs: ``"q"`` or ``"pv"`` (a (logits, values) tuple)."""
-        return _PV_OUTPUT if self._name in ("ppo", "alphazero") else _Q_OUTPUT
+        return _PV_OUTPUT if self._name in ("ppo", "alphazero", "gumbel_alphazero") else _Q_OUTPUT
 
     @property
     def n_heads(self) -> int:
@@ -293,6 +309,75 @@ class PolicyHandle:
         return PolicyHandle("alphazero", params, _chance(chance, "always_resample"), noise)
 
     @staticmethod
+    def GumbelAlphaZero(
+        num_simulations: int = 16,
+        max_num_considered_actions: int = 16,
+        gumbel_scale: float = 1.0,
+        c_visit: float = 50.0,
+        c_scale: float = 0.1,
+        use_mixed_value: bool = True,
+        rescale_values: bool = True,
+        max_depth: int = 64,
+        chance: ChanceModeHandle | None = None,
+        sequential_backup: str = "auto",
+        *,
+        leaf_batch: int = 1,
+        virtual_loss: float = 1.0,
+    ) -> PolicyHandle:
+        """Gumbel AlphaZero (Danihelka et al., ICLR 2022), with mctx's ``gumbel_muzero_policy``
+        semantics and parameter names (``qtransform_completed_by_mix_value``'s ``maxvisit_init``
+        is ``c_visit`` and its ``value_scale`` is ``c_scale``, as in the paper).  An extension of
+        reinfors 0.4.0; pairs with ``rf.learners.AlphaZero``; sequential games only.
+
+        The root is evaluated, then ``num_simulations`` simulations run: at the root the
+        Gumbel-top-k of ``min(max_num_considered_actions, legal)`` actions by ``g + logits`` with
+        sequential halving over the budget; below it the deterministic rule
+        ``argmax pi'(a) - N(a) / (1 + sum N)``, ``pi' = softmax(logits + sigma(completed Q))``,
+        ``sigma(q) = (c_visit + max N) * c_scale * q``.  The action is the argmax of
+        ``g + logits + sigma(q)`` over the most visited actions; the policy target recorded is
+        ``softmax(logits + sigma(completed Q))`` at the root.  Callback output: ``(logits,
+        values)``.  docs/gumbel-alphazero.md has the formulas.
+
+        Args:
+            num_simulations: Simulations after the root's evaluation (>= 1).
+            max_num_considered_actions: Actions sampled at the root (Gumbel-top-k; >= 1).
+            gumbel_scale: Scale of the root's Gumbel noise (finite, >= 0; 0 is a deterministic
+                search, e.g. for evaluation).
+            c_visit: ``maxvisit_init`` of sigma (finite, >= 0).
+            c_scale: ``value_scale`` of sigma (finite, >= 0).
+            use_mixed_value: Complete unvisited actions' Q by the mixed value (else by the raw
+                value of the node).
+            rescale_values: Min-max rescale the completed Q to [0, 1] before sigma.
+            max_depth: Tree depth cap (as AlphaZero's).
+            chance: In-step chance mode (``rf.chance_modes``; default AlwaysResample).
+            sequential_backup: ``"auto"`` (negamax at one or two players, maxn above) or
+                ``"maxn"``.
+            leaf_batch: Leaves selected per tree per inference round under virtual loss (as
+                AlphaZero's; 1 = unbatched).
+            virtual_loss: The virtual loss of a pending leaf (finite, >= 0).
+
+        Returns:
+            The configured policy handle.
+
+        Raises:
+            TypeError: A parameter has the wrong type (the message names it).
+            ValueError: A parameter is out of range (the message names it).
+        """
+        params = {
+            "num_simulations": _int_at_least("num_simulations", num_simulations, 1),
+            "max_num_considered_actions": _int_at_least("max_num_considered_actions", max_num_considered_actions, 1),
+            "gumbel_scale": _nonneg_finite("gumbel_scale", gumbel_scale),
+            "c_visit": _nonneg_finite("c_visit", c_visit),
+            "c_scale": _nonneg_finite("c_scale", c_scale),
+            "use_mixed_value": _as_bool("use_mixed_value", use_mixed_value),
+            "rescale_values": _as_bool("rescale_values", rescale_values),
+            "max_depth": _int_at_least("max_depth", max_depth, 1),
+            "sequential_backup": _choice("sequential_backup", sequential_backup, ("auto", "maxn")),
+        }
+        _leaf_batch(params, leaf_batch, virtual_loss)
+        return PolicyHandle("gumbel_alphazero", params, _chance(chance, "always_resample"))
+
+    @staticmethod
     def Mcts(
         num_simulations: int = 64,
         uct_c: float = 2.0,
@@ -446,6 +531,7 @@ class PolicyHandle:
 EpsilonGreedyQ = PolicyHandle.EpsilonGreedyQ
 Ppo = PolicyHandle.Ppo
 AlphaZero = PolicyHandle.AlphaZero
+GumbelAlphaZero = PolicyHandle.GumbelAlphaZero
 Mcts = PolicyHandle.Mcts
 Minimax = PolicyHandle.Minimax
 SelectiveExpectimax = PolicyHandle.SelectiveExpectimax
@@ -453,6 +539,7 @@ SelectiveExpectimax = PolicyHandle.SelectiveExpectimax
 _REGISTRY = {
     "alphazero": AlphaZero,
     "epsilon_greedy_q": EpsilonGreedyQ,
+    "gumbel_alphazero": GumbelAlphaZero,
     "mcts": Mcts,
     "minimax": Minimax,
     "ppo": Ppo,

@@ -195,6 +195,21 @@ def test_train_alphazero_connect4_smoke(tmp_path):
     assert kinds[0] == "eval" and kinds[-1] == "elo" and "train" in kinds and "gate" in kinds
 
 
+@pytest.mark.slow
+def test_train_alphazero_connect4_gumbel_smoke(tmp_path):
+    """``--policy gumbel --simulations N``: GumbelAlphaZero self-play and evaluation (issue 33)."""
+    out = _run_example(
+        "train_alphazero_connect4.py",
+        *("--policy", "gumbel", "--simulations", "4", "--minutes", "0.05", "--n-games", "8", "--collect-size", "64"),
+        *("--eval-games", "4", "--eval-every", "0.02", "--hidden", "32", "--gate-games", "8", "--no-progress"),
+        *("--logdir", str(tmp_path)),
+        timeout=900,
+    )
+    res = _last_json(out)
+    assert res["policy"] == "gumbel" and res["sims"] == 4 and res["eval_sims"] == 4
+    assert res["games"] == 4 and res["records"] >= 64 and res["cpu_minutes"] > 0
+
+
 def test_train_dqn_gridworld_smoke():
     out = _run_example("train_dqn_gridworld.py", "--updates", "3", "--records", "64", "--n-games", "8", "--eval-episodes", "6")
     res = _last_json(out)

@@ -50,6 +50,7 @@ U32_MAX = (1 << 32) - 1
 
 _LABELS = {
     "alphazero": "AlphaZero",
+    "gumbel_alphazero": "GumbelAlphaZero",
     "mcts": "Mcts",
     "minimax": "Minimax",
     "selective_expectimax": "SelectiveExpectimax",
@@ -155,11 +156,13 @@ def _validate(policy, envs, infer, seed, plies, gamma):
         )
     if policy.name == "minimax" and (d.simultaneous or d.n_players != 2):
         raise ValueError(f"Minimax requires a two-player sequential game; see {CATALOGUE_COMPAT}")
+    if policy.name == "gumbel_alphazero" and d.simultaneous:
+        raise ValueError(f"GumbelAlphaZero supports sequential games only; see {CATALOGUE_COMPAT}")
     if policy.name == "mcts" and d.n_players > 2:
         raise ValueError(f"Mcts supports sequential games with at most two players; see {CATALOGUE_COMPAT}")
     if plies is None:
         plies = [e.ticks for e in envs]
-    if policy.name in ("alphazero", "mcts"):
+    if policy.name in _composition._TREES:
         # The acting-ply counter is a u32 that must stay below u32::MAX (the original's limit).
         for p in plies:
             if p >= U32_MAX:
@@ -359,7 +362,7 @@ def _build(policy, d, weights, states, seed, plies, gamma, rt):
         max_rows = d.n_players
     else:
         kind = _composition._POLICY_KINDS[policy.name]
-        az = policy.name == "alphazero"
+        az = policy.name in ("alphazero", "gumbel_alphazero")
         learner = learners.AlphaZero(gamma=gamma) if az else learners.TreeStrap(gamma=gamma)
         learner_kind = C.LEARNER_AZ if az else C.LEARNER_TS
         search = dict(_composition._search_spec(policy, learner, d, G), choose=1)
@@ -372,7 +375,7 @@ def _build(policy, d, weights, states, seed, plies, gamma, rt):
     if rt is None:
         rt = _new_runtime(d, kind, learner_kind, G, seed, max_rows, learn, weights, n_heads, policy, gamma, q, search)
     _fill(rt, kind, n_heads, states, seed, plies)
-    validate = QValidator(n_heads, A) if q else PVValidator(A, "AlphaZero" if policy.name == "alphazero" else "Ppo")
+    validate = QValidator(n_heads, A) if q else PVValidator(A, _LABELS.get(policy.name, "Ppo"))
     return rt, validate
 
 

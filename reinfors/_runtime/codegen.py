@@ -48,7 +48,8 @@ from reinfors.jit.games import _contract, _defaults
 _PARTS = Path(_compile.__file__).resolve().parent / "kernels"
 # Kernel families: the model-free engine compiles without the tree-search kernels (their
 # entry points are stubs there), so a DQN/PPO composition pays no compile time for search.
-# Each search family — ``tree`` (AlphaZero / Mcts), ``minimax``, ``selexp`` — concatenates only
+# Each search family — ``tree`` (AlphaZero / Mcts), ``gumbel`` (GumbelAlphaZero), ``minimax``,
+# ``selexp`` — concatenates only
 # its own policy files plus the shared parts and the driver; header constants prune the other
 # policies' branches before typing (an absent policy's names are never resolved).  ``+cache``
 # adds the inference-cache paths (``CACHE_ON``).
@@ -60,6 +61,9 @@ _TEMPLATES = {
     for name, files in {
         "modelfree": _ENGINE + ("search_stub",),
         "tree": _ENGINE + _SEARCH + ("search_puct", "search_decoupled", "search_driver"),
+        # GumbelAlphaZero: the AlphaZero tree (expansion, chance, backups, leaf batching) with
+        # the Gumbel root / interior selection of search_gumbel.py (GUMBEL of the header)
+        "gumbel": _ENGINE + _SEARCH + ("search_puct", "search_decoupled", "search_gumbel", "search_driver"),
         "minimax": _ENGINE + _SEARCH + ("search_minimax", "search_driver"),
         "selexp": _ENGINE + _SEARCH + ("search_minimax", "search_selexp", "search_sxsim", "search_driver"),
     }.items()
@@ -129,7 +133,7 @@ def kernel_module(
     leaf_batch: bool = False,
 ) -> types.ModuleType:
     """Generate (or reuse) and import the kernel module for one game and kernel ``family``
-    (``"modelfree"``: game + model-free engine kernels; ``"tree"`` / ``"minimax"`` /
+    (``"modelfree"``: game + model-free engine kernels; ``"tree"`` / ``"gumbel"`` / ``"minimax"`` /
     ``"selexp"``: plus that policy's tree search; a ``"+cache"`` suffix adds the inference-cache
     paths; see :data:`FAMILIES`).  ``chance_in_step`` (the game's ``CHANCE_IN_STEP``) compiles the
     sequential trees' chance nodes (``CHANCE_IN_STEP`` of the header); games whose chance happens
@@ -165,7 +169,8 @@ def kernel_module(
         "LEGAL_LIST": has_list,
         "HEAD_MAPPED": head_mapped,
         "FAM_MODELFREE": base == "modelfree",
-        "FAM_TREE": base == "tree",
+        "FAM_TREE": base in ("tree", "gumbel"),
+        "GUMBEL": base == "gumbel",
         "FAM_MMX": base == "minimax",
         "FAM_SX": base == "selexp",
         "CACHE_ON": option == "cache",

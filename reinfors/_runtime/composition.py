@@ -48,12 +48,14 @@ _POLICY_KINDS = {
     "epsilon_greedy_q": C.POLICY_EGQ,
     "ppo": C.POLICY_PPO,
     "alphazero": C.POLICY_AZ,
+    "gumbel_alphazero": C.POLICY_GUMBEL,
     "mcts": C.POLICY_MCTS,
     "minimax": C.POLICY_MINIMAX,
     "selective_expectimax": C.POLICY_SELEXP,
 }
 _LEARNER_KINDS = {"dqn": C.LEARNER_DQN, "ppo": C.LEARNER_PPO, "alphazero": C.LEARNER_AZ, "treestrap": C.LEARNER_TS}
-_SEARCH = ("alphazero", "mcts", "minimax", "selective_expectimax")
+_SEARCH = ("alphazero", "gumbel_alphazero", "mcts", "minimax", "selective_expectimax")
+_TREES = ("alphazero", "gumbel_alphazero", "mcts")  # the AlphaZero / Mcts tree (search_puct.py)
 TREE_BYTES_LIMIT = 8 << 30
 CACHE_BYTES_LIMIT = 8 << 30
 AUTO_SEARCH_BATCH = 4096  # preallocated search trees of all slots together
@@ -87,9 +89,12 @@ def _search_spec(policy, learner, d, n_games: int) -> dict:
             fanout = max(1, d.max_chance)
         elif spec["samples"] > 1:
             fanout = spec["samples"]
-    if policy.name in ("alphazero", "mcts"):
-        sims = p["num_simulations"]
-        maxn = policy.name == "alphazero" and p["sequential_backup"] == "maxn" and N >= 2 and not d.simultaneous
+    if policy.name in _TREES:
+        gumbel = policy.name == "gumbel_alphazero"
+        # GumbelAlphaZero counts its simulations after the root's evaluation (mctx); the tree
+        # counts the root's evaluation as simulation 1, as AlphaZero's.
+        sims = p["num_simulations"] + (1 if gumbel else 0)
+        maxn = policy.name != "mcts" and p["sequential_backup"] == "maxn" and N >= 2 and not d.simultaneous
         noise = policy._noise
         fan = max(1, d.max_chance) if spec["expand"] else 1  # ExpandAll: a fan of children per expansion
         if spec["expand"]:
@@ -110,6 +115,18 @@ def _search_spec(policy, learner, d, n_games: int) -> dict:
             noise_epsilon=0.0 if noise is None else noise._epsilon,
             noise_alpha=1.0 if noise is None else noise._alpha,
         )
+        if gumbel:
+            # one more node: the tree's last row holds the root's Gumbel draws (search_gumbel.py;
+            # the bound above leaves it unreached)
+            spec.update(
+                nodes=spec["nodes"] + 1,
+                gb_k=p["max_num_considered_actions"],
+                gb_mixed=int(p["use_mixed_value"]),
+                gb_rescale=int(p["rescale_values"]),
+                gb_scale=p["gumbel_scale"],
+                gb_cvisit=p["c_visit"],
+                gb_cscale=p["c_scale"],
+            )
         # Leaf batching (leaf_batch > 1): up to k leaves per inference round, so k times the rows
         # of a request; t_path keeps the working path plus k saved blocks (4 context rows and a
         # path each, search_puct.py).  More leaves than simulations can never be selected.
@@ -121,7 +138,7 @@ def _search_spec(policy, learner, d, n_games: int) -> dict:
                 path=spec["path"] + k * (spec["path"] + 4),
                 max_rows=spec["max_rows"] * k,
             )
-        what = f"num_simulations={sims}"
+        what = f"num_simulations={p['num_simulations']}"
     elif policy.name == "selective_expectimax":
         budget, top_k = p["expansion_budget"], p["top_k"]
         spec.update(

@@ -67,7 +67,8 @@ __all__ = ["Runtime", "RuntimeSpec", "KernelError", "kernel_family", "MAX_PIPELI
 def kernel_family(policy_kind: int, infer_cache: int) -> str:
     """The generated kernel family a composition runs on (``codegen.FAMILIES``): only its own
     policy's search kernels, and the cache paths only with ``infer_cache > 0``."""
-    base = {C.POLICY_AZ: "tree", C.POLICY_MCTS: "tree", C.POLICY_MINIMAX: "minimax", C.POLICY_SELEXP: "selexp"}
+    base = {C.POLICY_AZ: "tree", C.POLICY_MCTS: "tree", C.POLICY_GUMBEL: "gumbel",  # gumbel: search_gumbel.py
+            C.POLICY_MINIMAX: "minimax", C.POLICY_SELEXP: "selexp"}  # fmt: skip
     return base.get(policy_kind, "modelfree") + ("+cache" if infer_cache else "")
 
 

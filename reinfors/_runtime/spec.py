@@ -26,11 +26,13 @@ _INT_KEYS = (("sims", C.CFG_SIMS), ("max_depth", C.CFG_MAXDEPTH), ("temperature_
              ("nodes", C.CFG_NODES), ("max_rows", C.CFG_MAXROWS), ("choose", C.CFG_CHOOSE),
              ("budget", C.CFG_BUDGET), ("opponent", C.CFG_OPP), ("resample", C.CFG_RESAMPLE),
              ("samples", C.CFG_SAMPLES), ("expand", C.CFG_EXPAND),
-             ("leaf_batch", C.CFG_LEAFB))  # fmt: skip
+             ("leaf_batch", C.CFG_LEAFB), ("gb_k", C.CFG_GB_K), ("gb_mixed", C.CFG_GB_MIXED),
+             ("gb_rescale", C.CFG_GB_RESCALE))  # fmt: skip
 _FLOAT_KEYS = (("c", C.F_CPUCT), ("temperature", C.F_TEMP), ("noise_epsilon", C.F_NOISE_EPS),
                ("noise_alpha", C.F_NOISE_ALPHA), ("outcome_weight", C.F_OW), ("beta", C.F_BETA),
                ("opp_temperature", C.F_OPP_T), ("opp_floor", C.F_OPP_F),
-               ("virtual_loss", C.F_VLOSS))  # fmt: skip
+               ("virtual_loss", C.F_VLOSS), ("gb_scale", C.F_GB_SCALE), ("gb_cvisit", C.F_GB_CVISIT),
+               ("gb_cscale", C.F_GB_CSCALE))  # fmt: skip
 
 
 @dataclass(frozen=True)

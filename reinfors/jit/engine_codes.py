@@ -57,6 +57,9 @@ CFG_CACHE = 33  # inference cache entries per partition (0 = off)
 CFG_ALIASES = 34  # alias claims one arena can hold (its alias table rows)
 CFG_LEAFB = 35  # AlphaZero / Mcts leaf_batch: leaves selected per inference round (1 = one simulation)
 CFG_SB = 36  # start_buffer: reached states each slot keeps (0 = start_buffer off)
+CFG_GB_K = 37  # GumbelAlphaZero max_num_considered_actions (root Gumbel-top-k)
+CFG_GB_MIXED = 38  # GumbelAlphaZero use_mixed_value: unvisited actions completed by the mixed value
+CFG_GB_RESCALE = 39  # GumbelAlphaZero rescale_values: completed Q min-max rescaled to [0, 1]
 CFG_SIZE = 48
 FAN_MULT = 1 << 20  # outcome index space per joint action under ExpandAll
 
@@ -66,6 +69,7 @@ POLICY_AZ = 2  # search policies from here on
 POLICY_MCTS = 3
 POLICY_MINIMAX = 4
 POLICY_SELEXP = 5
+POLICY_GUMBEL = 6  # GumbelAlphaZero (the "gumbel" kernel family: the AlphaZero tree, Gumbel selection)
 
 LEARNER_DQN = 0
 LEARNER_PPO = 1
@@ -87,7 +91,10 @@ F_OPP_T = 10  # SelectiveExpectimax opponent softmax temperature
 F_OPP_F = 11  # SelectiveExpectimax opponent probability floor
 F_VLOSS = 12  # AlphaZero / Mcts virtual_loss (leaf_batch > 1)
 F_PFRESH = 13  # start_buffer: probability that an episode starts fresh (from reset)
-FCFG_SIZE = 16
+F_GB_SCALE = 14  # GumbelAlphaZero gumbel_scale (0: a deterministic search)
+F_GB_CVISIT = 15  # GumbelAlphaZero c_visit (mctx maxvisit_init)
+F_GB_CSCALE = 16  # GumbelAlphaZero c_scale (mctx value_scale)
+FCFG_SIZE = 24
 
 # -- ctl (atomic int64 words, one per cache line) -------------------------------------------------
 C_TARGET = 0  # window target level T: slots park when they reach it

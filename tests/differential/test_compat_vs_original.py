@@ -441,9 +441,26 @@ def results(tmp_path_factory):
 # -- the catalogue ------------------------------------------------------------------------------
 
 
+# Algorithms / policies this build adds beyond 0.4.0 (docs/gumbel-alphazero.md): left out of our
+# catalogue before it is compared with the original's.
+EXTENSIONS = ("gumbel_alphazero",)
+
+
+def _without_extensions(cat: dict) -> dict:
+    cat = json.loads(json.dumps(cat))
+    for name in EXTENSIONS:
+        cat["tables"]["ALGORITHMS"].pop(name, None)
+        for info in cat["tables"]["GAMES"].values():
+            info["algorithms"] = [a for a in info["algorithms"] if a != name]
+        for s in cat["sets"].values():
+            s[1] = [v for v in s[1] if v != name]
+        cat["reprs"] = {k: r.replace(f"'{name}', ", "") for k, r in cat["reprs"].items()}
+    return cat
+
+
 def test_catalog_shared_entries_equal_the_original(results):
     ours, theirs, _ = results
-    o, t = ours["catalog"], theirs["catalog"]
+    o, t = _without_extensions(ours["catalog"]), theirs["catalog"]
     assert o["all"] == t["all"]
     assert o["classes"] == t["classes"]
     for table in ("GAMES", "ENCODER_INFO", "ALGORITHMS"):

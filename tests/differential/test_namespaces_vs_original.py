@@ -28,9 +28,10 @@ NAMESPACES = (
 
 # This project's documented additions, per namespace (README / docs): the handle types (0.4.0 has
 # them in rf._reinfors only), user-defined games (rf.games.custom / from_module, their contract
-# error and header size) and the Arena's tournaments and gating (docs/guides/evaluation.md).
+# error and header size), the Arena's tournaments and gating (docs/guides/evaluation.md) and the
+# GumbelAlphaZero policy (docs/gumbel-alphazero.md).
 ADDITIONS = {
-    "policies": {"PolicyHandle"},
+    "policies": {"PolicyHandle", "GumbelAlphaZero"},  # GumbelAlphaZero: issue 33
     "games": {"GameHandle", "custom", "from_module", "GameContractError", "STATE_HEADER"},
     "learners": {"LearnerHandle"},
     "encoders": {"EncoderHandle"},

@@ -14,6 +14,7 @@ from helpers import linear_q as _linear_q
 
 import reinfors as rf
 from reinfors import snapshot as snapmod
+from reinfors.jit.games import tictactoe
 
 C4_REWARD = rf.Reward(win=1.0, loss=-1.0)
 
@@ -71,6 +72,18 @@ FAMILIES = {
             n_games=3,
         ),
         lambda: linear_pv(84, 7),
+    ),
+    # GumbelAlphaZero (issue 33): its root Gumbel draws come from the slot stream, so a snapshot
+    # taken mid-game continues the same draws.  Tic-tac-toe: tests/engine/test_gumbel.py's module.
+    "gumbel_tictactoe": (
+        lambda: dict(
+            game=rf.games.from_module(tictactoe),
+            reward=rf.Reward(),
+            policy=rf.policies.GumbelAlphaZero(num_simulations=6, max_num_considered_actions=4),
+            learner=rf.learners.AlphaZero(),
+            n_games=3,
+        ),
+        lambda: linear_pv(18, 9),
     ),
     "mcts_treestrap": (
         lambda: dict(

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         CHANCE_IN_STEP,
         FAM_MMX,
         FAM_SX,
+        GUMBEL,
         G_apply_chance,
         G_chance_outcomes,
         G_chance_pending,
@@ -331,7 +332,7 @@ def _seq_fan_absorb(AT, g):
     cfg, sinfo, preds = E.cfg, E.sinfo, E.preds
     t_ni, t_nv, rq = E.t_ni, E.t_nv, E.rq
     A = cfg[CFG_A]
-    az = cfg[CFG_POLICY] == POLICY_AZ
+    az = GUMBEL or cfg[CFG_POLICY] == POLICY_AZ  # GumbelAlphaZero's nodes are AlphaZero's
     maxn = cfg[CFG_MAXN] != 0
     prior = E.fscr[g, 0:A]
     for j in range(sinfo[g, SI_ROWS]):

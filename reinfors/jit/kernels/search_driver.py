@@ -69,9 +69,10 @@ from reinfors.jit.engine_codes import (
 from reinfors.jit.policies import search as _sp
 
 if TYPE_CHECKING:
-    from reinfors.jit.kernels._header import FAM_MMX, FAM_SX, FAM_TREE, LB_ON, SIMUL, G_legal
+    from reinfors.jit.kernels._header import FAM_MMX, FAM_SX, FAM_TREE, GUMBEL, LB_ON, SIMUL, G_legal
     from reinfors.jit.kernels.engine_records import _emit, _new_decision_record, _store_visit_targets, _unpack
     from reinfors.jit.kernels.search_decoupled import _sim_decide
+    from reinfors.jit.kernels.search_gumbel import _gb_decide
     from reinfors.jit.kernels.search_minimax import _edge_value, _mmx_absorb, _mmx_finish, _mmx_run
     from reinfors.jit.kernels.search_parts import _I0, _I1, _IM1, _masked_max_q, _tree_begin
     from reinfors.jit.kernels.search_puct import _az_absorb, _lb_absorb, _mcts_absorb, _mcts_run
@@ -149,7 +150,10 @@ def _search_decide(AT, g):
                 tg[a] = np.float64(vis[a])
             else:
                 tg[a] = t_ef[g, 0, a, EF_VSUM] / vis[a] if vis[a] > 0 else 0.0
-        if sample:
+        if GUMBEL:
+            # GumbelAlphaZero: the Gumbel root rule, and softmax(logits + sigma(q^)) as the target
+            act = _gb_decide(AT, g, tg)
+        elif sample:
             act = _sp.sample_visits(srng[g], vis, ids, nl, temp)
         elif policy == POLICY_AZ:
             act = _sp.argmax_visits_listed(vis, ids, nl)

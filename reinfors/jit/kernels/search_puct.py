@@ -66,7 +66,7 @@ from reinfors.jit.engine_codes import (
 )
 
 if TYPE_CHECKING:
-    from reinfors.jit.kernels._header import CHANCE_IN_STEP, LB_ON, SIMUL
+    from reinfors.jit.kernels._header import CHANCE_IN_STEP, GUMBEL, LB_ON, SIMUL
     from reinfors.jit.kernels.engine_records import _ST_WAIT, _unpack
     from reinfors.jit.kernels.engine_slots import _request
     from reinfors.jit.kernels.search_chance import (
@@ -78,6 +78,7 @@ if TYPE_CHECKING:
         _seq_fan_request,
     )
     from reinfors.jit.kernels.search_decoupled import _sim_absorb, _sim_backprop, _sim_fan_backup, _sim_select_expand
+    from reinfors.jit.kernels.search_gumbel import _gb_draw, _gb_select
     from reinfors.jit.kernels.search_parts import (
         _FALSE,
         _I0,
@@ -104,7 +105,9 @@ def _select_expand(AT, g):
     E = _unpack(AT)
     cfg, fcfg, sinfo = E.cfg, E.fcfg, E.sinfo
     t_ni, t_child, t_path = E.t_ni, E.t_child, E.t_path
-    puct = cfg[CFG_POLICY] == POLICY_AZ
+    # GUMBEL (a constant of the generated module): GumbelAlphaZero evaluates every node it
+    # reaches as AlphaZero does and selects with search_gumbel.py's rules.
+    puct = GUMBEL or cfg[CFG_POLICY] == POLICY_AZ
     max_depth = cfg[CFG_MAXDEPTH]
     c = fcfg[F_CPUCT]
     node = _I0  # not a literal: the callees compile once
@@ -126,7 +129,10 @@ def _select_expand(AT, g):
         if d >= max_depth:
             code = _SR_DEPTHCAP
             break
-        a = _select(E, g, node, puct, c, _I0)
+        if GUMBEL:
+            a = _gb_select(AT, g, node)
+        else:
+            a = _select(E, g, node, puct, c, _I0)
         t_path[g, plen, 0] = node
         t_path[g, plen, 1] = a
         plen += 1
@@ -284,6 +290,8 @@ def _az_absorb(AT, g):
     m = t_ni[g, leaf, TN_MOVER]
     row = m if maxn else 0
     _az_prior_node(E, g, preds[g, row], leaf, E.fscr[g, 0:A])  # its legal edges only
+    if GUMBEL and leaf == 0:
+        _gb_draw(AT, g)  # the root's Gumbel draws (search_gumbel.py)
     t_ni[g, leaf, TN_EVAL] = 1
     if maxn:
         for q in range(N):
