@@ -13,8 +13,8 @@ from helpers import make_dice_race
 
 import reinfors as rf
 
+from .gumbel_cases import GAME, POSITIONS, TicTacToe, _search, _state_of, play, reference, table_infer, table_row
 from .gumbel_reference import Config
-from .test_gumbel import GAME, POSITIONS, TicTacToe, _search, _state_of, play, reference, table_infer, table_row
 
 pytestmark = pytest.mark.slow
 
