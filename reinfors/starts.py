@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .arena import _mix64
+from ._seeds import _mix64
 from .env import Env, EnvSnapshot
 
 __all__ = ["RandomStartingMoves"]

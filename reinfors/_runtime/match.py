@@ -2,7 +2,7 @@
 
 ``rf.Arena.play`` takes this path when both contestants are searched (``(PolicyHandle, infer,
 gamma)``; an :class:`External` seat or a wrapped policy takes the general scheduler in
-``reinfors/arena.py``).  It keeps the general scheduler's round structure exactly — so the games,
+``reinfors/arena/_arena.py``).  It keeps the general scheduler's round structure exactly — so the games,
 openings, payoffs and ``choose`` seeds are the same per seed — and moves the per-ply work into
 kernels:
 
@@ -43,7 +43,7 @@ from .routes import QValidator
 
 __all__ = ["MatchDriver", "deterministic"]
 
-_GAME_SEED, _OPENING_SEED, _CHOOSE_SEED = 1, 2, 3  # the hash domains of reinfors/arena.py
+_GAME_SEED, _OPENING_SEED, _CHOOSE_SEED = 1, 2, 3  # the hash domains of reinfors/arena/_arena.py
 _U64 = (1 << 64) - 1
 
 

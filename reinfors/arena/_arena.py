@@ -1,35 +1,6 @@
-"""``rf.arena`` — paired evaluation of two contestants over many concurrent games.
+"""The Arena itself (``rf.arena``'s package docstring explains it): the match scheduler, its
+records and the External-agent protocol."""
 
-``Arena(game, reward, contestants)`` plays ``n_games`` (even) games of a 2-agent sequential
-game, at most ``n_slots`` at a time.  Games come in pairs: game ``2k`` seats contestant 0 as agent
-0, game ``2k + 1`` swaps the seats, and both games of a pair start from the same opening (one
-``start.generate`` per pair, restored into both), so the first-mover advantage and the luck of the
-opening cancel out of the pair's mean.
-
-A contestant is either ``(policy, infer, gamma)`` — a searched (or model-free) seat that decides
-through :meth:`PolicyHandle.choose` — or an :class:`External` agent driven on worker threads.
-The scheduler works in rounds: every round each searched contestant gets ONE ``choose`` call over
-all the open games where it is to move (ordered by game id), so the searches of every open game
-are pooled into the same callback batches.  External agents are dispatched before the searched
-batches run, so they think while the search runs.
-
-Two schedulers play the same games: with two plain ``(PolicyHandle, infer, gamma)`` seats the
-games run as slots of preallocated arrays, stepped by kernels, with Python per round
-(``reinfors/_runtime/match.py``); with an External seat, or a policy object that only has a
-``choose`` method, the general scheduler below (:class:`_Run`: ``choose`` + ``Env.step``) runs.
-When both contestants are deterministic (``reinfors._runtime.match.deterministic``) the kernel
-path pools each contestant's searches over every open game it is to move in (phases rather than
-rounds: about twice the rows per callback call); the games are the same.
-
-Beyond 0.4.0: :class:`Tournament` and :func:`gate` (``reinfors/tournament.py``) play round robins,
-gauntlets and SPRT-gated matches through this Arena; :mod:`reinfors.ratings` fits Elo.
-
-Determinism: a run with searched contestants only is exactly reproducible per ``seed`` — the
-per-game chance seeds, the openings and the ``choose`` seeds are SplitMix64 hashes of the master
-seed (:func:`_mix64`), and the round structure does not depend on timing.  With an ``External``
-seat the outcome is seeded but not replayable (its completion timing shapes the batches).  The
-seeding scheme is the original 0.4.0's, so the same seed gives the same games there and here.
-"""
 
 from __future__ import annotations
 
@@ -43,34 +14,15 @@ from math import isfinite, sqrt
 from time import monotonic, sleep
 from typing import Any
 
-from .env import Env
+from .._seeds import _mix64
+from ..env import Env
 
-__all__ = ["Arena", "ArenaResult", "External", "GameResult", "GateResult", "Tournament", "TournamentResult", "View", "gate"]
+__all__ = ["Arena", "ArenaResult", "External", "GameResult", "View"]
 
-_U64 = (1 << 64) - 1
-_GOLDEN = 0x9E3779B97F4A7C15
 _CLOSE_GRACE_S = 5.0  # how long an aborting run waits for agents' close() calls
 
 # hash domains: the second-to-last part of every derived seed
 _GAME_SEED, _OPENING_SEED, _CHOOSE_SEED = 1, 2, 3
-
-
-def _mix64(*parts: int) -> int:
-    """A stable 64-bit hash of an int tuple (SplitMix64 finalizer, applied twice).
-
-    Used for every derived seed, so results do not depend on ``PYTHONHASHSEED`` or the process.
-    Each part is folded in as its low 64 bits (``h = (h ^ p) * golden``).
-    """
-    h = 0
-    for part in parts:
-        if not isinstance(part, int) and hasattr(part, "__index__"):
-            part = part.__index__()  # a numpy integer seed: Python ints, no uint64 overflow warning
-        h = ((h ^ (part & _U64)) * _GOLDEN) & _U64
-    for _round in range(2):
-        h = ((h ^ (h >> 30)) * 0xBF58476D1CE4E5B9) & _U64
-        h = ((h ^ (h >> 27)) * 0x94D049BB133111EB) & _U64
-        h ^= h >> 31
-    return h
 
 
 # -- public records ---------------------------------------------------------------------------
@@ -377,12 +329,12 @@ class Arena:
         """Whether both seats are plain searched contestants: then games run as kernel slots
         (``reinfors/_runtime/match.py``); an External seat or a wrapped policy (any object with a
         ``choose`` method) takes the general scheduler :class:`_Run`.  Both give the same games."""
-        from .policies import PolicyHandle
+        from ..policies import PolicyHandle
 
         return all(isinstance(c, tuple) and type(c[0]) is PolicyHandle for c in self._contestants)
 
     def _play_slots(self, n_games: int, bar: Any) -> ArenaResult:
-        from ._runtime.match import MatchDriver
+        from .._runtime.match import MatchDriver
 
         done: list[GameResult] = []
 
@@ -391,7 +343,7 @@ class Arena:
             if bar is not None:
                 bar.update(1)
 
-        from .starts import RandomStartingMoves
+        from ..starts import RandomStartingMoves
 
         # the constructor's probe Env, unless another play() of this Arena holds it (a new one:
         # building an Env costs more than a short match's rounds)
@@ -640,6 +592,3 @@ class _Run:
             for w in pool:
                 w.stop()
 
-
-# additions beyond 0.4.0 (issue 32): tournaments and SPRT gating over this Arena
-from .tournament import GateResult, Tournament, TournamentResult, gate  # noqa: E402

@@ -18,11 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from .ratings import Ratings, Record, Results, Sprt, fit
+from .._seeds import _mix64
+from ..ratings import Ratings, Record, Results, Sprt, fit
+from ._arena import Arena, External
 
 __all__ = ["GateResult", "Tournament", "TournamentResult", "gate"]
 
-_PAIRING_SEED, _GATE_SEED = 4, 5  # hash domains (arena.py uses 1-3)
+_PAIRING_SEED, _GATE_SEED = 4, 5  # hash domains (_arena.py uses 1-3)
 
 
 def _even_games(name: str, value: Any) -> int:
@@ -32,8 +34,6 @@ def _even_games(name: str, value: Any) -> int:
 
 
 def _is_external(c: Any) -> bool:
-    from .arena import External
-
     return isinstance(c, External)
 
 
@@ -127,8 +127,6 @@ class Tournament:
         for a, b in pairs:
             if _is_external(contestants[a]) and _is_external(contestants[b]):
                 raise ValueError(f"pairing ({a!r}, {b!r}) has two External contestants; an Arena takes at most one")
-        from .arena import Arena
-
         # validates game, reward, contestants, n_slots, start and batch_delay once, up front
         self._arenas = {
             (a, b): Arena(
@@ -156,8 +154,6 @@ class Tournament:
         Returns:
             Every match and the W/D/L counts.
         """
-        from .arena import _mix64
-
         results = Results(self.names)
         matches = {}
         for (a, b), arena in self._arenas.items():
@@ -246,8 +242,6 @@ def gate(
     cap = _even_games("max_games", max_games)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise ValueError(f"seed must be an integer (got {seed!r})")
-    from .arena import Arena, _mix64
-
     arena = Arena(game, reward, [candidate, incumbent], n_slots=n_slots, start=start, seed=0)
     results = Results(["candidate", "incumbent"])
     played, k = 0, 0
