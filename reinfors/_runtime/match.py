@@ -38,7 +38,8 @@ from reinfors.jit import dedupe as _dedupe
 from reinfors.jit import rng as _rng
 from reinfors.jit.games._contract import DONE, RUNNING, TICKS
 
-from .choose import Chooser, _key, _next_u64, _validate, streams
+from .choose import Chooser, _validate
+from .choose_runtime import _key, _next_u64, streams
 from .routes import QValidator
 
 __all__ = ["MatchDriver", "deterministic"]

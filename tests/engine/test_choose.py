@@ -13,7 +13,7 @@ from helpers import (
 )
 
 import reinfors as rf
-from reinfors._runtime import choose as _choose
+from reinfors._runtime import choose_runtime as _choose_rt
 from reinfors.jit import rng as _rng
 
 P = rf.policies
@@ -167,14 +167,14 @@ def test_envs_are_not_mutated():
 
 
 def test_rng_streams_are_splitmix_derived_per_slot():
-    got = _choose.streams(12345, 4)
-    want = [int(_rng.derive(np.uint64(12345), np.uint64(k), np.uint64(_choose.CHOOSE_STREAM))) for k in range(4)]
+    got = _choose_rt.streams(12345, 4)
+    want = [int(_rng.derive(np.uint64(12345), np.uint64(k), np.uint64(_choose_rt.CHOOSE_STREAM))) for k in range(4)]
     assert [int(x) for x in got] == want
     state = got.copy()
     row = np.array([got[2]], np.uint64)
-    assert int(_choose._next_u64(state)[2]) == int(_rng.next_u64(row)) and state[2] == row[0]
-    assert int(_choose.streams(2**64 - 1, 1)[0]) == int(
-        _rng.derive(np.uint64(2**64 - 1), np.uint64(0), np.uint64(_choose.CHOOSE_STREAM))
+    assert int(_choose_rt._next_u64(state)[2]) == int(_rng.next_u64(row)) and state[2] == row[0]
+    assert int(_choose_rt.streams(2**64 - 1, 1)[0]) == int(
+        _rng.derive(np.uint64(2**64 - 1), np.uint64(0), np.uint64(_choose_rt.CHOOSE_STREAM))
     )
 
 
