@@ -17,6 +17,10 @@ from reinfors.jit import engine_codes as C
 
 from .firing import Pipe
 
+# The cursor of a packed arena control word (reinfors/jit/arena.py), read here in Python: a fired
+# arena is closed and settled, its word no longer moves (a kernel call per fire costs more).
+_CURSOR_SHIFT, _CURSOR_MASK = int(_arena.CURSOR_SHIFT), int(_arena.CURSOR_MASK)
+
 
 class _Call:
     """One callback call: the lent rows of arena ``i`` of ``route`` and, once made, its validated
@@ -73,7 +77,7 @@ class CallPath:
         """``(rows, owner, view)`` of arena ``i`` of ``route``: a zero-copy view of its committed
         rows (or a copy, once a callback kept rows), padded with zeros to the capacity when
         ``pad``; ``owner`` is the array whose references tell whether the callback kept any."""
-        n = int(self.k.arena_fill(self.E, route, i))
+        n = (int(self._arrays["arena_ctl"][route * self.n_arenas + i]) >> _CURSOR_SHIFT) & _CURSOR_MASK  # arena_fill
         self._route_fires[route] += 1
         rows = self._arrays["arena_rows"][route, i]
         lent_rows = n
