@@ -115,9 +115,11 @@ def main() -> None:
                 records += len(batch.obs)
                 per_actor[actor_id] += len(batch.obs)
                 lags.append(lag)
+                # the baseline on the same batch: a uniform policy and a zero value
+                uniform = float(batch.policy_weights.mean() * np.log(net.n_actions) + (batch.value_targets**2).mean())
                 print(
                     f"iteration {it}: actor {actor_id} version {version} records {len(batch.obs)} "
-                    f"loss {loss:.4f} lag mean {lag.mean():.2f} max {lag.max()}",
+                    f"loss {loss:.4f} (uniform policy + zero value: {uniform:.4f}) lag mean {lag.mean():.2f} max {lag.max()}",
                     flush=True,
                 )
     finally:

@@ -97,9 +97,12 @@ def main() -> int:
                 collector_net.load_state_dict(learner_net.state_dict())
                 engine.weights_updated()
                 generation += 1
+            # the baseline on the same batch: a uniform policy and a zero value (what an untrained
+            # network's near-zero outputs score; the loss must fall below it)
+            uniform = float(batch.policy_weights.mean() * np.log(n_actions) + (batch.value_targets**2).mean())
             print(
                 f"update={update} records={len(batch.obs)} queued={stream.pending()} loss={loss:.4f} "
-                f"lag mean={lag.mean():.2f} max={lag.max()}"
+                f"(uniform policy + zero value: {uniform:.4f}) lag mean={lag.mean():.2f} max={lag.max()}"
             )
     return 0
 
