@@ -74,3 +74,76 @@ def check_growth(arrays: dict, names, rows: int, subject: str) -> None:
         return
     check({"record pool": (2 * rows * row, "n_games")}, f"growing {subject} to {rows} records",
           "lower n_games or collect smaller windows")  # fmt: skip
+
+
+SATURATED = 1 << 62  # byte counts saturate here: no size is computed as a huge integer
+
+
+def nbytes(*dims: int, itemsize: int = 1) -> int:
+    """Bytes of an array of shape ``dims`` and ``itemsize``, as a plain integer saturated at
+    :data:`SATURATED` (overflow-safe: no int64 wrap, no integer of thousands of digits).
+
+    Args:
+        *dims: The array's dimensions (non-negative integers).
+        itemsize: Bytes per element.
+
+    Returns:
+        ``itemsize * prod(dims)``, or ``SATURATED`` when that is larger.
+    """
+    out = int(itemsize)
+    for d in dims:
+        d = max(0, int(d))
+        if d == 0:
+            return 0
+        out = SATURATED if out > SATURATED // d else out * d
+    return min(out, SATURATED)
+
+
+def total(*parts: int) -> int:
+    """Sum of byte counts, saturated at :data:`SATURATED`.
+
+    Args:
+        *parts: Byte counts (non-negative integers).
+
+    Returns:
+        The sum, or ``SATURATED`` when that is larger.
+    """
+    out = 0
+    for p in parts:
+        out = min(SATURATED, out + max(0, int(p)))
+    return out
+
+
+def require(need: int, param: str, subject: str, hint: str | None = None, part: str | None = None) -> None:
+    """Refuse (``MemoryError`` naming ``param`` and the bytes) allocating ``need`` bytes for
+    ``subject`` when they exceed the memory this process can still get (:func:`available_bytes`).
+
+    Args:
+        need: Bytes the allocation will take (see :func:`nbytes`, :func:`total`).
+        param: The parameter that drives the size (named in the message).
+        subject: What would be allocated (named in the message).
+        hint: The advice ending the message (default: lower ``param``).
+        part: The name of the part (default ``subject``).
+
+    Raises:
+        MemoryError: ``need`` is more than the memory available.
+    """
+    check({part or subject: (need, param)}, subject, hint)
+
+
+def rows_that_fit(row_bytes: int, reserve: int = 0) -> int:
+    """How many rows of ``row_bytes`` the memory still available holds beside ``reserve`` bytes
+    (``SATURATED`` when the available memory is unknown): the bound of a structure that grows
+    inside a kernel, computed before the kernel runs.
+
+    Args:
+        row_bytes: Bytes per row (positive).
+        reserve: Bytes to leave for other allocations.
+
+    Returns:
+        The number of rows (at least 0).
+    """
+    avail = available_bytes()
+    if avail is None:
+        return SATURATED
+    return max(0, avail - max(0, int(reserve))) // max(1, int(row_bytes))
