@@ -65,15 +65,31 @@ def check(parts: dict, subject: str, hint: str | None = None) -> None:
     )
 
 
-def check_growth(arrays: dict, names, rows: int, subject: str) -> None:
-    """Refuse (``MemoryError``) growing the row pools ``names`` of ``arrays`` to ``rows`` rows when
-    the new arrays (and the old ones they are copied from) cannot fit."""
-    row = sum(arrays[n].itemsize * math.prod(arrays[n].shape[1:]) for n in names)
-    grow = sum(max(0, rows - arrays[n].shape[0]) for n in names[:1])
-    if grow == 0:
+def check_growth(arrays: dict, names, rows: int, subject: str, *, axis: int = 0, param: str = "n_games",
+                 hint: str = "lower n_games or collect smaller windows") -> None:
+    """Refuse (``MemoryError``) growing the pools ``names`` of ``arrays`` to ``rows`` along ``axis``
+    when the new arrays (and the old ones they are copied from) cannot fit.
+
+    Args:
+        arrays: The runtime's arrays by name.
+        names: The arrays that grow together (the first one decides whether they grow).
+        rows: Their new length along ``axis``.
+        subject: What grows (named in the message).
+        axis: The axis that grows (0: records; 1: a start buffer's states per slot).
+        param: The parameter that drives the size (named in the message).
+        hint: The advice ending the message.
+
+    Raises:
+        MemoryError: The grown arrays do not fit in the memory available.
+    """
+    first = arrays[names[0]]
+    if rows <= first.shape[axis]:
         return
-    check({"record pool": (2 * rows * row, "n_games")}, f"growing {subject} to {rows} records",
-          "lower n_games or collect smaller windows")  # fmt: skip
+    row = sum(nbytes(*(d for k, d in enumerate(arrays[n].shape) if k != axis), itemsize=arrays[n].itemsize)
+              for n in names)  # fmt: skip
+    part = "record pool" if axis == 0 and param == "n_games" else "grown arrays"
+    unit = "records" if axis == 0 else "rows"
+    check({part: (nbytes(2, rows, row), param)}, f"growing {subject} to {rows} {unit}", hint)
 
 
 SATURATED = 1 << 62  # byte counts saturate here: no size is computed as a huge integer

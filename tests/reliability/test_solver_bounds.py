@@ -37,6 +37,18 @@ def test_nbytes_and_total_saturate_without_huge_integers():
     assert big == budget.SATURATED
 
 
+def test_check_growth_along_any_axis(monkeypatch):
+    arrays = {"sb_states": np.zeros((4, 8, 100), np.int64), "r_meta": np.zeros((16, 3), np.int64)}
+    _avail(monkeypatch, 60_000)
+    budget.check_growth(arrays, ("sb_states",), 8, "the start buffer", axis=1)  # no growth: no check
+    budget.check_growth(arrays, ("sb_states",), 9, "the start buffer", axis=1, param="start_buffer_capacity")
+    with pytest.raises(MemoryError, match=r"growing the start buffer to 16 rows .*grown arrays: 102400 bytes, "
+                                          r"driven by start_buffer_capacity"):  # fmt: skip
+        budget.check_growth(arrays, ("sb_states",), 16, "the start buffer", axis=1, param="start_buffer_capacity")
+    with pytest.raises(MemoryError, match=r"growing the pool to 4096 records .*record pool: 196608 bytes, driven by n_games"):
+        budget.check_growth(arrays, ("r_meta",), 4096, "the pool")
+
+
 def test_choose_refuses_a_runtime_memory_cannot_hold(monkeypatch):
     _avail(monkeypatch, 10_000)
     env = rf.Env(rf.games.Connect4(), rf.Reward(win=1.0, loss=-1.0, draw=0.0))
