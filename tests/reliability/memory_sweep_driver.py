@@ -347,7 +347,22 @@ def run_child(tier: str, start: int, shard: int = 0, jobs: int = 1) -> None:
         cid, thunk = all_cases[i]
         sys.stderr.write(f"case {i} {cid}\n")
         sys.stderr.flush()
-        print(json.dumps({"i": i, "id": cid, "out": sd.outcome(thunk)}), flush=True)
+        print(json.dumps({"i": i, "id": cid, "out": _outcome(sd, thunk)}), flush=True)
+
+
+KINDS = ("ValueError", "MemoryError", "OverflowError", "TypeError")
+
+
+def _outcome(sd, thunk) -> dict:
+    """``sweep_driver.outcome`` with ``kind``: the first of ``KINDS`` the error is an instance of
+    (``TreeTooLarge`` and ``GameContractError`` are ValueErrors), else its own name."""
+    try:
+        value = thunk()
+    except Exception as e:  # noqa: BLE001 - classified, then judged by the test
+        kinds = [c.__name__ for c in type(e).__mro__ if c.__name__ in KINDS]
+        return {"error": type(e).__name__, "kind": kinds[0] if kinds else type(e).__name__,
+                "message": sd._message(e)}  # fmt: skip
+    return {"ok": sd.summary(value)}
 
 
 def _sweep_shard(tier: str, shard: int, jobs: int, timeout: float) -> list[dict]:
