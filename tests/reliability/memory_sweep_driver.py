@@ -347,7 +347,11 @@ def run_child(tier: str, start: int, shard: int = 0, jobs: int = 1) -> None:
         cid, thunk = all_cases[i]
         sys.stderr.write(f"case {i} {cid}\n")
         sys.stderr.flush()
-        print(json.dumps({"i": i, "id": cid, "out": _outcome(sd, thunk)}), flush=True)
+        line = json.dumps({"i": i, "id": cid, "out": _outcome(sd, thunk)})
+        print(line, flush=True)
+        if os.environ.get("REINFORS_SWEEP_LOG"):  # each case as it ends (a sweep cut short keeps them)
+            with open(os.environ["REINFORS_SWEEP_LOG"], "a") as fh:
+                fh.write(line + "\n")
 
 
 KINDS = ("ValueError", "MemoryError", "OverflowError", "TypeError")
