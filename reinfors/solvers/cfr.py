@@ -435,7 +435,7 @@ class Cfr:
             np.full(2 * rows, -1, np.int64),
         )
 
-    def _iterate_live(self, n: int) -> None:
+    def _iterate_live(self, n: int, total: int | None = None) -> None:
         if self._lt is None:
             self._lt = self._live_tables()
         g = self._gdef
@@ -454,7 +454,7 @@ class Cfr:
             rows = 4 * self._lt[0].shape[0]
             raise MemoryError(
                 f"external MCCFR's tables of {self._ln} information states cannot grow to {rows} rows "
-                f"({budget.nbytes(rows, itemsize=row)} bytes, driven by n={n} iterations): more than the memory "
+                f"({budget.nbytes(rows, itemsize=row)} bytes, driven by n={total or n} iterations): more than the memory "
                 f"available to this process ({max_rows * row} bytes); the iteration in progress stopped part-way "
                 "(its regrets are partly updated); save() what was learned, or iterate fewer times"
             )
@@ -492,9 +492,10 @@ class Cfr:
             except TreeTooLarge:  # Kuhn with 7+ players: sample by stepping the game instead
                 self._live = True
         if self._live:
+            total = n
             while n > 0:
                 k = min(n, 1 << 16)
-                self._iterate_live(k)
+                self._iterate_live(k, total)
                 self._iterations += k
                 n -= k
             return
