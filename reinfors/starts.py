@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._runtime import budget
 from ._seeds import _mix64
 from .env import Env, EnvSnapshot
 
 __all__ = ["RandomStartingMoves"]
+
+_GROW_CHECK = 1 << 16  # openings longer than this check, at each doubling, that their list fits
+_ACTION_BYTES = 8 + 32  # a list slot and an int object
 
 
 class RandomStartingMoves:
@@ -73,6 +77,11 @@ class RandomStartingMoves:
             state = _mix64(state, ply)
             action = legal[state % len(legal)]
             env.step({mover: action})
+            if ply >= _GROW_CHECK and ply & (ply - 1) == 0:
+                # the opening's action list doubles from here: bounded as it grows (a game
+                # with a long enough horizon could otherwise take all memory)
+                budget.require(budget.nbytes(2 * ply, itemsize=_ACTION_BYTES), "n_moves",
+                               f"the action list of a {self.n_moves}-move opening", "use fewer n_moves")  # fmt: skip
             actions.append(action)
         if env.done():
             return None

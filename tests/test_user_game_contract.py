@@ -74,6 +74,21 @@ def test_state_declared_four_words_short_fails_in_check_game():
         rf.testing.check_game(_game("wide", state_size=HEADER + 4))
 
 
+def test_state_declared_four_words_short_fails_after_check_game_too():
+    # check_game first (it refuses the game): Env and Engine.collect on the same handle still refuse
+    # it, on their first step, with the same error (a refused game is never remembered as checked)
+    game = _game("wide", state_size=HEADER + 4)
+    with pytest.raises(rf.games.GameContractError, match=SHORT):
+        rf.testing.check_game(game)
+    with pytest.raises(rf.games.GameContractError, match=SHORT):
+        rf.Env(game, rf.Reward())
+    eng = rf.Engine(game, None, rf.policies.Ppo(), rf.learners.Ppo(), n_games=2)
+    with pytest.raises(rf.games.GameContractError, match=SHORT):
+        eng.collect(4, _pv)
+    with pytest.raises(rf.games.GameContractError, match=SHORT):
+        rf.testing.check_game(game)
+
+
 def test_other_rows_are_guarded_too():
     with pytest.raises(rf.games.GameContractError, match=r"legal\(\) wrote past its legal mask .*declared 2 elements, written 3"):
         rf.Env(_game("loose", state_size=HEADER + 8, legal=loose_legal))

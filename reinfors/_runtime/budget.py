@@ -80,12 +80,101 @@ def check(parts: dict, subject: str, hint: str | None = None) -> None:
     )
 
 
-def check_growth(arrays: dict, names, rows: int, subject: str) -> None:
-    """Refuse (``MemoryError``) growing the row pools ``names`` of ``arrays`` to ``rows`` rows when
-    the new arrays (and the old ones they are copied from) cannot fit."""
-    row = sum(arrays[n].itemsize * math.prod(arrays[n].shape[1:]) for n in names)
-    grow = sum(max(0, rows - arrays[n].shape[0]) for n in names[:1])
-    if grow == 0:
+def check_growth(arrays: dict, names, rows: int, subject: str, *, axis: int = 0, param: str = "n_games",
+                 hint: str = "lower n_games or collect smaller windows") -> None:
+    """Refuse (``MemoryError``) growing the pools ``names`` of ``arrays`` to ``rows`` along ``axis``
+    when the new arrays (and the old ones they are copied from) cannot fit.
+
+    Args:
+        arrays: The runtime's arrays by name.
+        names: The arrays that grow together (the first one decides whether they grow).
+        rows: Their new length along ``axis``.
+        subject: What grows (named in the message).
+        axis: The axis that grows (0: records; 1: a start buffer's states per slot).
+        param: The parameter that drives the size (named in the message).
+        hint: The advice ending the message.
+
+    Raises:
+        MemoryError: The grown arrays do not fit in the memory available.
+    """
+    first = arrays[names[0]]
+    if rows <= first.shape[axis]:
         return
-    check({"record pool": (2 * rows * row, "n_games")}, f"growing {subject} to {rows} records",
-          "lower n_games or collect smaller windows")  # fmt: skip
+    row = sum(nbytes(*(d for k, d in enumerate(arrays[n].shape) if k != axis), itemsize=arrays[n].itemsize)
+              for n in names)  # fmt: skip
+    part = "record pool" if axis == 0 and param == "n_games" else "grown arrays"
+    unit = "records" if axis == 0 else "rows"
+    check({part: (nbytes(2, rows, row), param)}, f"growing {subject} to {rows} {unit}", hint)
+
+
+SATURATED = 1 << 62  # byte counts saturate here: no size is computed as a huge integer
+
+
+def nbytes(*dims: int, itemsize: int = 1) -> int:
+    """Bytes of an array of shape ``dims`` and ``itemsize``, as a plain integer saturated at
+    :data:`SATURATED` (overflow-safe: no int64 wrap, no integer of thousands of digits).
+
+    Args:
+        *dims: The array's dimensions (non-negative integers).
+        itemsize: Bytes per element.
+
+    Returns:
+        ``itemsize * prod(dims)``, or ``SATURATED`` when that is larger.
+    """
+    out = int(itemsize)
+    for d in dims:
+        d = max(0, int(d))
+        if d == 0:
+            return 0
+        out = SATURATED if out > SATURATED // d else out * d
+    return min(out, SATURATED)
+
+
+def total(*parts: int) -> int:
+    """Sum of byte counts, saturated at :data:`SATURATED`.
+
+    Args:
+        *parts: Byte counts (non-negative integers).
+
+    Returns:
+        The sum, or ``SATURATED`` when that is larger.
+    """
+    out = 0
+    for p in parts:
+        out = min(SATURATED, out + max(0, int(p)))
+    return out
+
+
+def require(need: int, param: str, subject: str, hint: str | None = None, part: str | None = None) -> None:
+    """Refuse (``MemoryError`` naming ``param`` and the bytes) allocating ``need`` bytes for
+    ``subject`` when they exceed the memory this process can still get (:func:`available_bytes`).
+
+    Args:
+        need: Bytes the allocation will take (see :func:`nbytes`, :func:`total`).
+        param: The parameter that drives the size (named in the message).
+        subject: What would be allocated (named in the message).
+        hint: The advice ending the message (default: lower ``param``).
+        part: The name of the part (default ``subject``).
+
+    Raises:
+        MemoryError: ``need`` is more than the memory available.
+    """
+    check({part or subject: (need, param)}, subject, hint)
+
+
+def rows_that_fit(row_bytes: int, reserve: int = 0) -> int:
+    """How many rows of ``row_bytes`` the memory still available holds beside ``reserve`` bytes
+    (``SATURATED`` when the available memory is unknown): the bound of a structure that grows
+    inside a kernel, computed before the kernel runs.
+
+    Args:
+        row_bytes: Bytes per row (positive).
+        reserve: Bytes to leave for other allocations.
+
+    Returns:
+        The number of rows (at least 0).
+    """
+    avail = available_bytes()
+    if avail is None:
+        return SATURATED
+    return max(0, avail - max(0, int(reserve))) // max(1, int(row_bytes))

@@ -17,6 +17,7 @@ import numpy as np
 
 from reinfors.jit import engine_codes as C
 
+from . import budget
 from . import composition as _composition
 from .routes import PVValidator, QValidator
 from .runtime import Runtime, RuntimeSpec
@@ -149,6 +150,7 @@ def _build(policy, d, weights, states, seed, plies, gamma, rt):
     q = policy.output == "q"
     n_heads = policy.n_heads if q else 1
     if rt is None:
+        _check_preallocation(policy, d, G, max_rows, n_heads * A if q else A + 1, search)
         rt = _new_runtime(d, kind, learner_kind, G, seed, max_rows, learn, weights, n_heads, policy, gamma, q, search)
     _fill(rt, kind, n_heads, states, seed, plies)
     validate = QValidator(n_heads, A) if q else PVValidator(A, _LABELS.get(policy.name, "Ppo"))
@@ -173,6 +175,18 @@ def _fill(rt: Runtime, kind: int, n_heads: int, states, seed, plies) -> None:
         # The engine draws the episode's head at reset; a choose call is its own "episode".
         sinfo[:, C.SI_HEAD] = (_next_u64(srng[:, 0]) % np.uint64(n_heads)).astype(np.int64)
     rt.ctl[C.C_TARGET] = 1  # every slot is at level 0: one decision each
+
+
+def _check_preallocation(policy, d, G: int, max_rows: int, width: int, search) -> None:
+    """Refuse (``MemoryError`` naming the parameter and the bytes) a choose runtime whose search
+    trees, round arena and routed predictions cannot fit in the memory left (``budget``)."""
+    rows = budget.nbytes(G, max(d.n_players, max_rows))
+    parts = {
+        "search trees": (search.get("tree_bytes", 0) if search else 0, search.get("tree_knob", "envs") if search else "envs"),
+        "round arena": (budget.nbytes(rows, itemsize=4 * d.obs_size + 32), "envs"),
+        "routed predictions": (budget.nbytes(rows, itemsize=8 * width + 16), "envs"),
+    }
+    budget.check(parts, f"choose over {G} envs ({policy.name})", "choose over fewer envs or a smaller search")
 
 
 def _new_runtime(d, kind, learner_kind, G, seed, max_rows, learn, weights, n_heads, policy, gamma, q, search):

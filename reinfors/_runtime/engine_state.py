@@ -320,6 +320,9 @@ class EngineState:
         self._grow("traj_idx", int(self["traj_cnt"].max()) + levels_ahead + 2, axis=2)
         sb_cap = int(self.cfg[C.CFG_SB])
         if sb_cap:  # a slot reaches at most one state per level
-            self._grow("sb_states", min(sb_cap, int(self["sb_meta"][:, C.SB_STORED].max()) + levels_ahead + 2), axis=1)
+            rows = min(sb_cap, int(self["sb_meta"][:, C.SB_STORED].max()) + levels_ahead + 2)
+            budget.check_growth(self._arrays, ("sb_states",), rows, f"the start buffer of n_games={G}", axis=1,
+                                param="start_buffer_capacity", hint="lower start_buffer_capacity or n_games")  # fmt: skip
+            self._grow("sb_states", rows, axis=1)
         self.ctl[C.C_REC_CAP] = self._arrays["r_meta"].shape[0]
         self._build_E()

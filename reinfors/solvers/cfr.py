@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from reinfors._runtime import codegen
+from reinfors._runtime import budget, codegen
 from reinfors._validate import as_unsigned, rust_debug
 from reinfors.games import GameHandle
 from reinfors.jit.solvers import best_response as _br
@@ -96,6 +96,20 @@ _WALK_ERRORS = {
     _gt.ERR_INCONSISTENT: "one information-state key names states with different players or legal actions",
     _gt.ERR_CHANCE: "a chance node has no outcome with positive probability",
 }
+
+
+def tree_bytes(nn: int, ne: int, nt: int, nd: int, P: int, A: int, max_key: int, cap: int) -> int:
+    """Bytes of a :class:`GameTree`'s arrays for ``nn`` nodes, ``ne`` edges, ``nt`` terminals and
+    ``nd`` information states (``P`` players, ``A`` actions, keys of ``max_key`` bytes, a lookup
+    table of ``cap`` slots), with the sorting temporaries of its construction; saturated."""
+    nb = budget.nbytes
+    return budget.total(
+        nb(nn, itemsize=1 + 6 * 4 + 2 * 8),  # kind .. term_id, by_depth and its argsort
+        nb(max(ne, 1), itemsize=4 + 8 + 4),  # edge_child, edge_prob, edge_action
+        nb(max(nt, 1), P, itemsize=8),  # util
+        nb(max(nd, 1), itemsize=3 * 4 + 2 * 8 + 4 * A + 3 * max_key),  # per-infoset arrays, key order
+        nb(cap, itemsize=8),  # table
+    )
 
 
 class TreeTooLarge(ValueError):
@@ -166,6 +180,12 @@ class GameTree:
         cap = 1
         while cap < 2 * max(nd, 1):
             cap *= 2
+        # the arrays below (and the tables Cfr builds over them), bounded before they are allocated
+        budget.require(
+            tree_bytes(nn, ne, nt, nd, P, A, max_key, cap), "game",
+            f"the CFR game tree of {gdef.name} ({nn} nodes, {nd} information states)",
+            "use a smaller game (fewer players)",
+        )  # fmt: skip
         self.kind = np.zeros(nn, np.int8)
         self.player = np.zeros(nn, np.int32)
         self.infoset = np.zeros(nn, np.int32)
@@ -346,6 +366,8 @@ def policy_values(tree: GameTree, policy: np.ndarray) -> np.ndarray:
         ``[P] float64``: each player's expected return.
     """
     pol = _check_policy(tree, policy)
+    budget.require(budget.nbytes(tree.n_nodes, tree.n_players, itemsize=8), "game",
+                   f"the per-node values of a {tree.n_nodes}-node game tree", "use a smaller game")  # fmt: skip
     value = np.zeros((tree.n_nodes, tree.n_players), np.float64)
     t = tree
     _br.policy_values(t.kind, t.infoset, t.first_edge, t.n_edges, t.term_id, t.edge_child, t.edge_prob, t.util, pol, value)
@@ -449,6 +471,11 @@ class Cfr:
         if self._tree is None:
             tree = game_tree(self._game)
             shape = (tree.n_infosets, tree.n_actions)
+            budget.require(
+                budget.nbytes(tree.n_infosets, itemsize=3 * 8 * tree.n_actions + 1), "game",
+                f"the CFR tables of {tree.n_infosets} information states x {tree.n_actions} actions",
+                "use a smaller game (fewer players)",
+            )  # fmt: skip
             self._regret = np.zeros(shape, np.float64)
             self._cum = np.zeros(shape, np.float64)
             self._cur = np.zeros(shape, np.float64)
@@ -458,6 +485,11 @@ class Cfr:
             self._value = None
             self._tree = tree
         return self._tree
+
+    def _live_row_bytes(self) -> int:
+        """Bytes per row of the growing tables (``_live_tables``; the lookup table's two slots)."""
+        g = self._gdef
+        return 3 * 8 * g.n_actions + max(int(g.max_info_key), 1) + 4 + 4 + 4 * g.n_actions + 2 * 8
 
     def _live_tables(self, rows: int = 1024):
         """Empty growing tables ``(regret, cum, cur, key_data, key_len, is_nact, is_actions, table)``."""
@@ -474,16 +506,29 @@ class Cfr:
             np.full(2 * rows, -1, np.int64),
         )
 
-    def _iterate_live(self, n: int) -> None:
+    def _iterate_live(self, n: int, total: int | None = None) -> None:
         if self._lt is None:
             self._lt = self._live_tables()
         g = self._gdef
         mod = _tree_module(g)
+        # the kernel quadruples its tables as info states arrive: bounded, before it runs, by the
+        # rows the memory still available holds (a growth past them stops with code 4)
+        row = self._live_row_bytes()
+        max_rows = min(budget.rows_that_fit(row), 1 << 40)
         out = mod.mccfr_live(
             g.params, int(g.horizon), np.asarray(g.reward_defaults, np.float64), g.n_players, g.n_actions,
             int(g.max_chance), g.state_size, len(g.reward_defaults), _MAX_DEPTH, *self._lt, self._ln, self._rng, n,
+            max_rows,
         )  # fmt: skip
         self._lt, self._ln, err = tuple(out[:8]), int(out[8]), int(out[9])
+        if err == 4:
+            rows = 4 * self._lt[0].shape[0]
+            raise MemoryError(
+                f"external MCCFR's tables of {self._ln} information states cannot grow to {rows} rows "
+                f"({budget.nbytes(rows, itemsize=row)} bytes, driven by n={total or n} iterations): more than the memory "
+                f"available to this process ({max_rows * row} bytes); the iteration in progress stopped part-way "
+                "(its regrets are partly updated); save() what was learned, or iterate fewer times"
+            )
         if err:
             raise RuntimeError(f"external MCCFR traversal failed (code {err}): the game breaks the CFR contract")
 
@@ -527,9 +572,10 @@ class Cfr:
             except TreeTooLarge:  # Kuhn with 7+ players: sample by stepping the game instead
                 self._live = True
         if self._live:
+            total = n
             while n > 0:
                 k = min(n, 1 << 16)
-                self._iterate_live(k)
+                self._iterate_live(k, total)
                 self._iterations += k
                 n -= k
             return
@@ -545,6 +591,11 @@ class Cfr:
                 )  # fmt: skip
             else:
                 if self._reach is None:
+                    budget.require(
+                        budget.nbytes(t.n_nodes, itemsize=8 * (t.n_players + 2)), "game",
+                        f"the per-node reach and value arrays of a {t.n_nodes}-node CFR tree",
+                        'use a smaller game or variant="external_mccfr"',
+                    )  # fmt: skip
                     self._reach = np.zeros((t.n_nodes, t.n_players + 1), np.float64)
                     self._value = np.zeros(t.n_nodes, np.float64)
                 _cfr.cfr_iterations(
@@ -720,6 +771,11 @@ class Cfr:
             rows = 1024
             while rows < 2 * (count + 1):
                 rows *= 2
+            budget.require(
+                budget.nbytes(rows, itemsize=self._live_row_bytes()), "bytes",
+                f"the MCCFR tables of a payload of {count} information states ({rows} rows)",
+                "load it in a process with more memory",
+            )  # fmt: skip
             lt = self._live_tables(rows)
             regret, cum, cur, key_data, key_len, is_nact, is_actions, table = lt
             max_key = key_data.shape[1]

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from reinfors._runtime import codegen
+from reinfors._runtime import budget, codegen
 from reinfors._validate import as_unsigned, sequence_or_none, tp_name
 from reinfors.batches import DeepCfrBatch
 from reinfors.games import GameHandle
@@ -112,6 +112,11 @@ class _Buffers:
         cap_e = _CAP0
         while cap_e < 4 * t:
             cap_e *= 2
+        na, ns = max(_CAP0, 4 * t), max(_CAP0, 8 * t)
+        budget.require(
+            budget.total(self.entry_bytes(cap_e), self.adv_bytes(na), self.strat_bytes(ns), self.group_bytes(t, depth)),
+            "traversals", f"the Deep CFR buffers of a {t}-traversal group",
+        )  # fmt: skip
         self.e_table = np.full(2 * cap_e, -1, np.int64)
         self.e_key = np.zeros((cap_e, K), np.uint8)
         self.e_len = np.zeros(cap_e, np.int64)
@@ -134,10 +139,29 @@ class _Buffers:
         self.depth = depth
         self.group(t)
 
+    # Bytes of each family of arrays at a capacity (the shapes below), saturated.
+    def entry_bytes(self, n: int) -> int:
+        return budget.nbytes(n, itemsize=2 * 8 + self.K + 8 + 8 * self.A + 1)
+
+    def adv_bytes(self, n: int) -> int:
+        return budget.nbytes(n, itemsize=4 * self.O + 8 + 8 + 16 * self.A)
+
+    def strat_bytes(self, n: int) -> int:
+        return budget.nbytes(n, itemsize=4 * self.O + 3 * 8 + 16 * self.A)
+
+    def group_bytes(self, t: int, depth: int) -> int:
+        A, S, O, P = self.A, self.S, self.O, self.P
+        t = max(t, 1)
+        return budget.total(
+            budget.nbytes(t, itemsize=8 * S + 6 * 8 + P * (4 * O + 8)),
+            budget.nbytes(t, depth, itemsize=8 * S + 8 + 8 * A + 8 + 16 * A + 8),
+        )
+
     def group(self, t: int) -> None:
         """Per-traversal scratch for a lock-step group of ``t`` traversals."""
         A, S, O, P, D = self.A, self.S, self.O, self.P, self.depth
         t = max(t, 1)
+        budget.require(self.group_bytes(t, D), "traversals", f"the Deep CFR scratch of a {t}-traversal group")
         self.work = np.zeros((t, S), np.int64)
         self.status = np.zeros(t, np.int64)
         self.wait_entry = np.full(t, -1, np.int64)
@@ -165,18 +189,39 @@ class _Buffers:
         out[tuple(idx)] = a
         return out
 
-    def grow(self) -> None:
-        """Double every buffer that cannot take one more node step (mirrors ``advance``'s check)."""
+    def used_bytes(self) -> int:
+        """Bytes of the samples collected so far (what a batch of them holds)."""
+        c = self.cnt
+        return budget.total(self.adv_bytes(int(c[_dc.C_ADV])), self.strat_bytes(int(c[_dc.C_STRAT])))
+
+    def grow(self, traversals: int) -> None:
+        """Double every buffer that cannot take one more node step (mirrors ``advance``'s check);
+        the new arrays are bounded first (``MemoryError`` naming ``traversals`` and the bytes)."""
         c, A = self.cnt, self.A
         need_adv = c[_dc.C_ADV] + int(self.sp.max(initial=0)) + 1
-        if need_adv > self.adv_obs.shape[0] or c[_dc.C_ADV_NNZ] + need_adv * A > self.adv_ids.shape[0]:
+        grow_adv = need_adv > self.adv_obs.shape[0] or c[_dc.C_ADV_NNZ] + need_adv * A > self.adv_ids.shape[0]
+        grow_st = c[_dc.C_STRAT] + 1 > self.st_obs.shape[0] or c[_dc.C_STRAT_NNZ] + A > self.st_ids.shape[0]
+        grow_e = c[_dc.C_ENTRIES] + 1 > self.e_key.shape[0] or 2 * (c[_dc.C_ENTRIES] + 1) > self.e_table.shape[0]
+        grow_d = int(self.sp.max(initial=0)) + 1 > self.depth
+        t = self.work.shape[0]
+        need = budget.total(
+            self.adv_bytes(2 * max(self.adv_obs.shape[0], need_adv)) if grow_adv else 0,
+            self.strat_bytes(2 * self.st_obs.shape[0]) if grow_st else 0,
+            self.entry_bytes(2 * self.e_key.shape[0]) if grow_e else 0,
+            self.group_bytes(t, 2 * self.depth) if grow_d else 0,
+        )
+        budget.require(
+            need, "traversals", f"growing the Deep CFR sample buffers of collect(traversals={traversals})",
+            "collect fewer traversals per call", "grown buffers",
+        )  # fmt: skip
+        if grow_adv:
             n = 2 * max(self.adv_obs.shape[0], need_adv)
             self.adv_obs = self._grown(self.adv_obs, n)
             self.adv_iter = self._grown(self.adv_iter, n)
             self.adv_off = self._grown(self.adv_off, n + 1)
             self.adv_ids = self._grown(self.adv_ids, n * A)
             self.adv_targets = self._grown(self.adv_targets, n * A)
-        if c[_dc.C_STRAT] + 1 > self.st_obs.shape[0] or c[_dc.C_STRAT_NNZ] + A > self.st_ids.shape[0]:
+        if grow_st:
             n = 2 * self.st_obs.shape[0]
             self.st_obs = self._grown(self.st_obs, n)
             self.st_iter = self._grown(self.st_iter, n)
@@ -184,7 +229,7 @@ class _Buffers:
             self.st_off = self._grown(self.st_off, n + 1)
             self.st_ids = self._grown(self.st_ids, n * A)
             self.st_probs = self._grown(self.st_probs, n * A)
-        if c[_dc.C_ENTRIES] + 1 > self.e_key.shape[0] or 2 * (c[_dc.C_ENTRIES] + 1) > self.e_table.shape[0]:
+        if grow_e:
             n = 2 * self.e_key.shape[0]
             self.e_key = self._grown(self.e_key, n)
             self.e_len = self._grown(self.e_len, n)
@@ -192,7 +237,7 @@ class _Buffers:
             self.e_ready = self._grown(self.e_ready, n)
             self.e_table = np.full(2 * n, -1, np.int64)
             _gt.rebuild_table(self.e_table, self.e_key, self.e_len, int(c[_dc.C_ENTRIES]))
-        if int(self.sp.max(initial=0)) + 1 > self.depth:
+        if grow_d:
             self.depth *= 2
             D = self.depth
             self.fr_state = self._grown(self.fr_state, D, 1)
@@ -326,8 +371,18 @@ class DeepCfr:
                 d.params, d.horizon, buf.work, buf.status, buf.wait_entry, buf.sp, buf.acc, buf.rngs,
                 np.uint64(self._seed ^ _RNG_MIX), np.uint64(self._traversals + done), np.uint64(player),
             )  # fmt: skip
-            self._run_group(k, buf, weights, player, fns, tel)
+            self._run_group(k, buf, weights, player, fns, tel, traversals)
             done += t
+            if done < traversals:
+                # the samples grow with the traversals: refuse, as soon as a group shows it, a
+                # collect whose samples (and the batch's copies of them) cannot fit
+                used = buf.used_bytes()
+                budget.require(
+                    2 * used * traversals // done, "traversals",
+                    f"collect(traversals={traversals}) (projected from the {used} bytes of samples of its first "
+                    f"{done} traversals, with the batch's copies)",
+                    "collect fewer traversals per call", "samples",
+                )  # fmt: skip
         c = buf.cnt
         na, nza, ns, nzs = (int(c[i]) for i in (_dc.C_ADV, _dc.C_ADV_NNZ, _dc.C_STRAT, _dc.C_STRAT_NNZ))
         batch = DeepCfrBatch._make(
@@ -358,7 +413,7 @@ class DeepCfr:
         self._traversals += traversals  # only a completed collect advances the streams
         return batch
 
-    def _run_group(self, k, buf, weights, player, fns, tel) -> None:
+    def _run_group(self, k, buf, weights, player, fns, tel, traversals) -> None:
         d = self._gdef
         A = d.n_actions
         while True:
@@ -375,7 +430,7 @@ class DeepCfr:
             if code == _dc.DONE_ALL:
                 return
             if code == _dc.NEED_ROOM:
-                buf.grow()
+                buf.grow(traversals)
                 continue
             if code != _dc.NEED_INFER:
                 raise ValueError(f"this game cannot be traversed by Deep CFR: {_ERRORS[int(code)]}")
@@ -442,6 +497,8 @@ class DeepCfr:
                 raise ValueError(_ENUM_ERROR)
             if self._k is None:
                 self._k = _kernels(d)
+            budget.require(budget.nbytes(max(tree.n_infosets, 1), itemsize=4 * d.obs_size + 1), "game",
+                           f"one observation per information state ({tree.n_infosets})", "use a smaller game")  # fmt: skip
             obs = np.zeros((max(tree.n_infosets, 1), d.obs_size), np.float32)
             seen = np.zeros(max(tree.n_infosets, 1), np.uint8)
             written = self._k.infoset_obs(

@@ -18,6 +18,7 @@ and records that case as ``{"died": returncode}``.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import warnings
@@ -166,6 +167,8 @@ def cases(tier: str):
 
                         sfx = ",pad" if pad else ""
                         out.append((f"Engine[{game},{policy}{sfx}]|{pname}|{label}", thunk))
+    if tier == "slow":
+        out += _slow_entry_points(rf, sd, values)
     # -- Env, solvers, Arena, starts ------------------------------------------------------------
     for label, v in CAPS + [("2**64-1", 2**64 - 1)]:
         out.append((f"Env|seed|{label}", lambda v=v: sd.env_episode(rf.Env(rf.games.Connect4(), rf.Reward(), seed=v))))
@@ -177,7 +180,102 @@ def cases(tier: str):
         out.append((f"starts.RandomStartingMoves|max_retries|{label}",
                     lambda v=v: len(rf.starts.RandomStartingMoves(2, max_retries=v)
                                     .generate(rf.games.Connect4(), rf.Reward(**sd.C4_REWARD), 0)[1])))
+    only = os.environ.get("REINFORS_SWEEP_ONLY")  # debugging: the cases whose id contains one of these
+    return [c for c in out if any(o in c[0] for o in only.split(","))] if only else out
+
+
+U64 = [("2**64-1", 2**64 - 1)]
+CFR_GAMES = ("KuhnPoker", "LeducPoker", "TexasHoldem")
+
+
+def _slow_entry_points(rf, sd, values):
+    """The slow tier's other entry points: ``choose`` (its integers, and every integer of every
+    policy composed by it), the solvers on every integer of their games, Deep CFR's ``collect``
+    integers, and the openings' ``n_moves``."""
+    out = []
+    c4 = rf.Reward(**sd.C4_REWARD)
+    # -- PolicyHandle.choose: its own integers, each policy family on Connect4
+    for policy in FAST_POLICIES:
+        for pname in ("seed", "plies"):
+            for label, v in CAPS + U64:
+                def thunk(policy=policy, pname=pname, v=v):
+                    pol = getattr(rf.policies, policy)(**sd.CHEAP.get(policy, {}))
+                    kw = {"seed": v} if pname == "seed" else {"plies": [v, v]}
+                    return _choose(rf, pol, sd.FAMILY[policy][1](7, {}), c4, False, **kw)
+
+                out.append((f"choose[{policy}]|{pname}|{label}", thunk))
+    # -- every integer of every policy, composed by choose (a search past SEARCH_USE_CAP: built only)
+    for t in sd.targets("fast"):
+        mod, _, name = t.tid.partition(".")
+        if mod != "policies" or name == "make":
+            continue
+        for pname, kind, default in sd.params(t.fn) or []:
+            if kind in ("VAR_KEYWORD", "VAR_POSITIONAL") or not _is_int(pname, default):
+                continue
+            base = {k: g() for k, g in t.base.items() if k != pname}
+            for label, v in values(lambda v, p=pname, b=base, f=t.fn: f(**{**b, p: v}), default):
+                def thunk(f=t.fn, b=base, p=pname, v=v, name=name):
+                    h = f(**{**b, p: v})
+                    big = p in SEARCH_KNOBS and v > SEARCH_USE_CAP
+                    return _choose(rf, h, sd.FAMILY[name][1](7, {p: v}), c4, big)
+
+                out.append((f"choose:{t.tid}|{pname}|{label}", thunk))
+    # -- the solvers on every integer of their games (Cfr: every variant the game takes; Deep CFR)
+    for t in sd.targets("fast"):
+        mod, _, name = t.tid.partition(".")
+        if mod != "games" or name not in CFR_GAMES:
+            continue
+        for pname, kind, default in sd.params(t.fn) or []:
+            if kind in ("VAR_KEYWORD", "VAR_POSITIONAL") or not _is_int(pname, default):
+                continue
+            base = {k: g() for k, g in t.base.items() if k != pname}
+            for label, v in values(lambda v, p=pname, b=base, f=t.fn: f(**{**b, p: v}), default):
+                variants = ("external_mccfr",) if name == "TexasHoldem" else ("vanilla", "plus", "external_mccfr")
+                for variant in variants:
+                    def thunk(f=t.fn, b=base, p=pname, v=v, variant=variant):
+                        s = rf.solvers.Cfr(f(**{**b, p: v}), variant=variant)
+                        s.iterate(1)
+                        return f"iterated: {s.num_infosets} infosets"
+
+                    out.append((f"solvers.Cfr[{variant}]:{t.tid}|{pname}|{label}", thunk))
+
+                def dthunk(f=t.fn, b=base, p=pname, v=v):
+                    g = f(**{**b, p: v})
+                    s = rf.solvers.DeepCfr(g)
+                    s.next_iteration()
+                    return len(s.collect(0, 2, sd.cfr_cb(int(g.action_space().n))).advantage_obs)
+
+                out.append((f"solvers.DeepCfr:{t.tid}|{pname}|{label}", dthunk))
+    # -- Deep CFR's collect integers; the openings' n_moves
+    for label, v in CAPS + U64:
+        out.append((f"DeepCfr.collect|traversals|{label}", lambda v=v: _collect(rf, sd, 0, v)))
+        out.append((f"DeepCfr.collect|player|{label}", lambda v=v: _collect(rf, sd, v, 2)))
+        out.append((f"starts.RandomStartingMoves|n_moves|{label}",
+                    lambda v=v: len(rf.starts.RandomStartingMoves(v).generate(rf.games.Connect4(), c4, 0)[1])))
     return out
+
+
+def _choose(rf, pol, cb, reward, build_only, **kw):
+    """``pol.choose`` over two Connect4 envs; with ``build_only`` its validation and its runtime's
+    allocations (bounded first) without the search."""
+    import numpy as np
+
+    from reinfors._runtime import choose as ch
+
+    env = rf.Env(rf.games.Connect4(), reward, seed=0)
+    envs = [env, env.fork()]
+    if not build_only:
+        return pol.choose(envs, cb, gamma=1.0, **kw)
+    envs, seed, plies, gamma = ch._validate(pol, envs, cb, kw.get("seed", 0), kw.get("plies"), 1.0)
+    states = np.stack([e._state for e in envs])
+    ch._build(pol, envs[0]._def, envs[0]._weights, states, seed, plies, gamma, None)
+    return "allocated"
+
+
+def _collect(rf, sd, player, traversals):
+    s = rf.solvers.DeepCfr(rf.games.KuhnPoker(), seed=0)
+    s.next_iteration()
+    return len(s.collect(player, traversals, sd.cfr_cb(2)).advantage_obs)
 
 
 def _dcfr(rf, sd, seed):
@@ -234,43 +332,77 @@ def _compose_handle(rf, sd, mod, name, h, tier, kw):
     return "constructed"
 
 
-def run_child(tier: str, start: int) -> None:
+def run_child(tier: str, start: int, shard: int = 0, jobs: int = 1) -> None:
+    """Run the cases of block ``shard`` of ``jobs`` (contiguous, so each block compiles its own
+    compositions) from index ``start`` on, one JSON line each."""
     import resource
 
     n = int(LIMIT_GB * (1 << 30))
     resource.setrlimit(resource.RLIMIT_AS, (n, n))
     sd = _sd()
     warnings.simplefilter("ignore")
-    for i, (cid, thunk) in enumerate(cases(tier)):
-        if i < start:
-            continue
-        sys.stderr.write(f"case {cid}\n")
+    all_cases = cases(tier)
+    lo, hi = shard * len(all_cases) // jobs, (shard + 1) * len(all_cases) // jobs
+    for i in range(max(start, lo), hi):
+        cid, thunk = all_cases[i]
+        sys.stderr.write(f"case {i} {cid}\n")
         sys.stderr.flush()
-        print(json.dumps({"i": i, "id": cid, "out": sd.outcome(thunk)}), flush=True)
+        line = json.dumps({"i": i, "id": cid, "out": _outcome(sd, thunk)})
+        print(line, flush=True)
+        if os.environ.get("REINFORS_SWEEP_LOG"):  # each case as it ends (a sweep cut short keeps them)
+            with open(os.environ["REINFORS_SWEEP_LOG"], "a") as fh:
+                fh.write(line + "\n")
 
 
-def sweep(tier: str, timeout: float = 1800) -> list[dict]:
-    """Every case's outcome, child by child (a child that dies is restarted past its case)."""
+KINDS = ("ValueError", "MemoryError", "OverflowError", "TypeError")
+
+
+def _outcome(sd, thunk) -> dict:
+    """``sweep_driver.outcome`` with ``kind``: the first of ``KINDS`` the error is an instance of
+    (``TreeTooLarge`` and ``GameContractError`` are ValueErrors), else its own name."""
+    try:
+        value = thunk()
+    except Exception as e:  # noqa: BLE001 - classified, then judged by the test
+        kinds = [c.__name__ for c in type(e).__mro__ if c.__name__ in KINDS]
+        return {"error": type(e).__name__, "kind": kinds[0] if kinds else type(e).__name__,
+                "message": sd._message(e)}  # fmt: skip
+    return {"ok": sd.summary(value)}
+
+
+def _sweep_shard(tier: str, shard: int, jobs: int, timeout: float) -> list[dict]:
     out: list[dict] = []
     start = 0
     while True:
-        r = subprocess.run([sys.executable, str(HERE), "--child", tier, str(start)], capture_output=True,
-                           text=True, timeout=timeout)  # fmt: skip
+        r = subprocess.run([sys.executable, str(HERE), "--child", tier, str(start), str(shard), str(jobs)],
+                           capture_output=True, text=True, timeout=timeout)  # fmt: skip
         lines = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
         out += lines
         if r.returncode == 0:
             return out
-        dead = lines[-1]["i"] + 1 if lines else start
-        started = [x[5:] for x in r.stderr.splitlines() if x.startswith("case ")]
-        cid = started[-1] if started else f"#{dead}"
+        started = [x[5:].split(" ", 1) for x in r.stderr.splitlines() if x.startswith("case ")]
+        if not started:  # died before its first case: not a case's fault
+            raise RuntimeError(f"sweep child exited {r.returncode} before a case:\n{r.stderr[-2000:]}")
+        dead, cid = int(started[-1][0]), started[-1][1]
         out.append({"i": dead, "id": cid, "out": {"died": r.returncode, "stderr": r.stderr[-600:]}})
         start = dead + 1
+
+
+def sweep(tier: str, timeout: float = 3000, jobs: int | None = None) -> list[dict]:
+    """Every case's outcome, in ``jobs`` parallel blocks (``REINFORS_SWEEP_JOBS``, default 1), each
+    child by child (a child that dies is restarted past its case).  The children share one Numba
+    cache directory (the package's), so a composition compiled once loads warm in the next child."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    jobs = jobs or max(1, int(os.environ.get("REINFORS_SWEEP_JOBS", "1")))
+    with ThreadPoolExecutor(jobs) as ex:
+        parts = list(ex.map(lambda k: _sweep_shard(tier, k, jobs, timeout), range(jobs)))
+    return sorted((r for part in parts for r in part), key=lambda r: r["i"])
 
 
 if __name__ == "__main__":
     a = sys.argv[1:]
     if a[:1] == ["--child"]:
-        run_child(a[1], int(a[2]))
+        run_child(a[1], int(a[2]), *(int(x) for x in a[3:5]))
     else:
         for row in sweep(a[0] if a else "fast"):
             print(json.dumps(row))

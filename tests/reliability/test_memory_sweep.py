@@ -20,10 +20,15 @@ ALLOWED = {"ValueError", "MemoryError", "OverflowError", "TypeError"}
 
 
 def check(rows: list[dict]) -> None:
+    kinds: dict = {}
+    for r in rows:
+        k = "ok" if "ok" in r["out"] else "died" if "died" in r["out"] else r["out"].get("kind", r["out"]["error"])
+        kinds[k] = kinds.get(k, 0) + 1
+    print(f"memory sweep: {len(rows)} (parameter, value) cases: {kinds}")  # shown with -s / -rP
     dead = [f"{r['id']}: {r['out']}" for r in rows if "died" in r["out"]]
     assert not dead, "children died:\n" + "\n".join(dead)
     bad = [f"{r['id']}: {r['out']}" for r in rows if "error" in r["out"] and (
-        r["out"]["error"] not in ALLOWED or not r["out"]["message"] or "4300" in r["out"]["message"]
+        r["out"].get("kind", r["out"]["error"]) not in ALLOWED or not r["out"]["message"] or "4300" in r["out"]["message"]
         or "digits" in r["out"]["message"])]  # fmt: skip
     assert not bad, f"{len(bad)} cases end badly:\n" + "\n".join(bad[:40])
 

@@ -423,9 +423,9 @@ def test_growth_and_chunking_do_not_change_the_samples(monkeypatch):
     grown = []
     real_grow = DC._Buffers.grow
 
-    def grow(self):
+    def grow(self, traversals):
         before = (self.depth, self.e_key.shape[0], self.adv_obs.shape[0], self.st_obs.shape[0])
-        real_grow(self)
+        real_grow(self, traversals)
         grown.append((before, (self.depth, self.e_key.shape[0], self.adv_obs.shape[0], self.st_obs.shape[0])))
 
     monkeypatch.setattr(DC._Buffers, "grow", grow)

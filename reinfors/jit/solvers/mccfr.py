@@ -244,6 +244,7 @@ def mccfr_live(
     n_infosets,
     rng,
     n_iterations,
+    max_rows,
 ):
     """External-sampling iterations that step the game (template: needs the ``G_*`` roles).
 
@@ -253,7 +254,9 @@ def mccfr_live(
     and a uniform ``cur``.  Returns ``(regret, cum, cur, key_data, key_len, is_nact, is_actions,
     table, n_infosets, err)`` — the arrays are new objects when the table grew; ``err`` is 1
     when the stack depth ``max_depth`` was exceeded, 2 for a decision node without exactly one
-    actor or without legal actions, 3 for an oversized key.
+    actor or without legal actions, 3 for an oversized key, 4 when the tables would grow past
+    ``max_rows`` rows (the bound the caller computed from the memory available; the iteration in
+    progress stops part-way).
     """
     width = max(n_actions, 1)
     st = np.zeros((max_depth + 1, state_size), np.int64)
@@ -346,6 +349,8 @@ def mccfr_live(
                         i = table[slot]
                         if i < 0:
                             if 2 * (n_infosets + 1) > regret.shape[0]:
+                                if regret.shape[0] * 4 > max_rows:
+                                    return regret, cum, cur, key_data, key_len, is_nact, is_actions, table, n_infosets, 4
                                 regret, cum, cur, key_data, key_len, is_nact, is_actions, table = _grow(
                                     regret, cum, cur, key_data, key_len, is_nact, is_actions, n_infosets
                                 )
