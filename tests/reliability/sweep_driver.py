@@ -105,13 +105,15 @@ FAMILY = {
     "EpsilonGreedyQ": ("Dqn", lambda a, kw: q_cb(a, _heads(kw))),
     "Ppo": ("Ppo", lambda a, kw: pv_cb(a)),
     "AlphaZero": ("AlphaZero", lambda a, kw: pv_cb(a)),
+    "GumbelAlphaZero": ("AlphaZero", lambda a, kw: pv_cb(a)),  # beyond 0.4.0 (issue 33)
     "Mcts": ("TreeStrap", lambda a, kw: q_cb(a)),
     "Minimax": ("TreeStrap", lambda a, kw: q_cb(a)),
     "SelectiveExpectimax": ("TreeStrap", lambda a, kw: q_cb(a, _heads(kw))),
 }
 LEARNER_POLICY = {"Dqn": "EpsilonGreedyQ", "Ppo": "Ppo", "AlphaZero": "AlphaZero", "TreeStrap": "Mcts"}
 # Valid, cheap values for the search parameters not being swept (a use is 4 records, not a benchmark).
-CHEAP = {"AlphaZero": {"num_simulations": 4}, "Mcts": {"num_simulations": 4}, "Minimax": {"depth": 2},
+CHEAP = {"AlphaZero": {"num_simulations": 4}, "GumbelAlphaZero": {"num_simulations": 4}, "Mcts": {"num_simulations": 4},
+         "Minimax": {"depth": 2},
          "SelectiveExpectimax": {"expansion_budget": 8, "top_k": 3, "max_depth": 4}}
 FAST_GAMES = {"Connect4", "KuhnPoker", "GridWorld"}
 
