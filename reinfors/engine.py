@@ -33,6 +33,7 @@ from ._runtime.composition import (
     _SEARCH,
     AUTO_SEARCH_BATCH,
     CACHE_BYTES_LIMIT,
+    SEARCH_LABELS,
     _check_engine_caps,
     _check_engine_ranges,
     _search_spec,
@@ -280,15 +281,8 @@ class Engine:
             raise _compat_error()
         _check_engine_ranges(policy)
         if policy.name in _SEARCH and d.has_info_key:
-            label = {
-                "alphazero": "AlphaZero",
-                "gumbel_alphazero": "GumbelAlphaZero",
-                "mcts": "Mcts",
-                "minimax": "Minimax",
-                "selective_expectimax": "SelectiveExpectimax",
-            }[policy.name]
             raise ValueError(
-                f"the {label} policy searches the true state and would be clairvoyant on this "
+                f"the {SEARCH_LABELS[policy.name]} policy searches the true state and would be clairvoyant on this "
                 f"hidden-information game; see {CATALOGUE_COMPAT}"
             )
         if policy.name == "minimax" and (d.simultaneous or d.n_players != 2):
@@ -502,8 +496,7 @@ class Engine:
         if pol.output == "q":
             return QValidator(pol.n_heads, d.n_actions)
         # In place unless the cache logs the rows: its log stores them whole.
-        label = {"alphazero": "AlphaZero", "gumbel_alphazero": "GumbelAlphaZero"}.get(pol.name, "Ppo")
-        return PVValidator(d.n_actions, label, in_place=not self._infer_cache)
+        return PVValidator(d.n_actions, SEARCH_LABELS.get(pol.name, "Ppo"), in_place=not self._infer_cache)
 
     def collect(
         self, n_records: int, infer: Callable[[np.ndarray], Any] | Sequence[Callable[[np.ndarray], Any]], *, progress: bool = False

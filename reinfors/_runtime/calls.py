@@ -62,8 +62,7 @@ class CallPath:
         # _lend / _invoke / _route_back, on locals (no call object).
         n, owner, view = self._loan(route, i, tele)
         base = sys.getrefcount(owner) + sys.getrefcount(view)
-        gen = np.int64(self._arrays["cctl"][C.CC_GEN + 8 * route])
-        wgen = int(self.ctl[C.C_WGEN])
+        gen, wgen = self._generations(route)
         pred = self._call(fns[route], view, n, validate, tele)
         if pred is None:
             pred, gen = self._no_predictions(n, validate)
@@ -93,6 +92,13 @@ class CallPath:
         # so its refcount tells whether the callback kept any of them.
         owner = np.frombuffer(memoryview(rows[:lent_rows]), np.float32)
         return n, owner, owner.reshape(lent_rows, self.O)
+
+    def _generations(self, route: int) -> tuple:
+        """``(cache generation of route's partition, weights generation)`` the call's values are
+        computed under: read before the call, so a weights update during it leaves them stale
+        (never served from the cache); the second stamps the records (batch
+        ``weights_generations``)."""
+        return np.int64(self._arrays["cctl"][C.CC_GEN + 8 * route]), int(self.ctl[C.C_WGEN])
 
     def _call(self, fn, view, n: int, validate, tele: dict):
         """Call ``fn`` on ``view`` and validate its output: the prediction rows, or None after a
@@ -153,10 +159,7 @@ class CallPath:
         c.n, c.owner, c.view = self._loan(route, i, tele)
         c.route, c.i, c.validate = route, i, validate
         c.pred, c.retained = None, False
-        # Generation the values are computed under: read before the call, so a weights update
-        # during it leaves them stale (never served).
-        c.gen = np.int64(self._arrays["cctl"][C.CC_GEN + 8 * route])
-        c.wgen = int(self.ctl[C.C_WGEN])  # the records' weights generation (batch weights_generations)
+        c.gen, c.wgen = self._generations(route)
         return c
 
     def _invoke(self, c: _Call, fns, tele: dict) -> None:

@@ -24,13 +24,7 @@ from .runtime import Runtime, RuntimeSpec
 
 CHOOSE_STREAM = 0x43484F4F5345  # b"CHOOSE": the third coordinate of every choose slot stream
 
-_LABELS = {
-    "alphazero": "AlphaZero",
-    "gumbel_alphazero": "GumbelAlphaZero",
-    "mcts": "Mcts",
-    "minimax": "Minimax",
-    "selective_expectimax": "SelectiveExpectimax",
-}
+_LABELS = _composition.SEARCH_LABELS  # the messages' policy labels
 _MODEL_FREE = {"epsilon_greedy_q": C.POLICY_EGQ, "ppo": C.POLICY_PPO}
 
 # SplitMix64 constants of reinfors/jit/rng.py (vectorised here over uint64 arrays, which wrap

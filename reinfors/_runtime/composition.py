@@ -54,7 +54,15 @@ _POLICY_KINDS = {
     "selective_expectimax": C.POLICY_SELEXP,
 }
 _LEARNER_KINDS = {"dqn": C.LEARNER_DQN, "ppo": C.LEARNER_PPO, "alphazero": C.LEARNER_AZ, "treestrap": C.LEARNER_TS}
-_SEARCH = ("alphazero", "gumbel_alphazero", "mcts", "minimax", "selective_expectimax")
+# The search policies, with the labels their messages use (validators, composition errors).
+SEARCH_LABELS = {
+    "alphazero": "AlphaZero",
+    "gumbel_alphazero": "GumbelAlphaZero",
+    "mcts": "Mcts",
+    "minimax": "Minimax",
+    "selective_expectimax": "SelectiveExpectimax",
+}
+_SEARCH = tuple(SEARCH_LABELS)
 _TREES = ("alphazero", "gumbel_alphazero", "mcts")  # the AlphaZero / Mcts tree (search_puct.py)
 TREE_BYTES_LIMIT = 8 << 30
 CACHE_BYTES_LIMIT = 8 << 30
