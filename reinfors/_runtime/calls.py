@@ -178,9 +178,10 @@ class CallPath:
         """Route ``c``'s predictions back, recycle the arena (unless a caller kept its rows),
         clear the helpers' stop request and queue the ready slots — on the scheduler's thread, or
         (pipelined, cache off) on the caller's right after the call."""
-        self.ctl[C.C_FIREGEN] = c.wgen
         v = c.validate
-        self.k.finish_fire(self.E, self.spans, self.span_n, c.route, c.i, c.pred, self.ready_buf, not c.retained, c.gen, v.raw)
+        with self._pipe.route_lock:  # one route at a time: C_FIREGEN and ready_buf are shared
+            self.ctl[C.C_FIREGEN] = c.wgen
+            self.k.finish_fire(self.E, self.spans, self.span_n, c.route, c.i, c.pred, self.ready_buf, not c.retained, c.gen, v.raw)
         v.release()
         c.owner = c.view = c.pred = None
 
@@ -230,12 +231,20 @@ class CallPath:
                     c.pred = np.zeros((c.n, self.width), np.float64)
                     c.gen, c.retained = np.int64(-1), False
                     c.validate.release()
-            if self.infer_cache:
-                pipe.done.append(c)  # the scheduler routes it (the cache's tables are its own)
+            if self.infer_cache or pipe.jobs:
+                # The scheduler routes it: the cache's tables are its own; and when the next call
+                # is already queued, this thread makes that call at once (routing thousands of
+                # rows takes ~0.1 ms a thousand, which would leave the accelerator idle).
+                pipe.done.append(c)
             else:
-                # Route here, at once, and wake the workers; then work beside them until no slot
-                # is ready, unless the next call is already queued: this thread is on a core the
-                # moment a call returns, the others first have to be woken.  (finish_fire and
+                # Route here, at once, and wake the workers.  In the ``full`` arm (one batch a
+                # round: nothing else to call until its slots are served) this thread then works
+                # beside them until no slot is ready: it is on a core the moment a call returns,
+                # the others first have to be woken.  In the ``half`` arm it does not: the next
+                # batch closes while the slots are served, and a thread inside the worker kernel
+                # would make the callback wait for it (2-3 ms after a decision's last round,
+                # measured).  Routing runs under ``pipe.route_lock`` (C_FIREGEN and ready_buf
+                # are shared with the scheduler's routes).  (finish_fire and
                 # the worker kernel are safe beside the scheduler's kernels: the arena's span
                 # table is complete and no longer read by them, and the call stays outstanding
                 # until this thread has left the kernel, so no barrier or reallocation runs
@@ -246,7 +255,7 @@ class CallPath:
                 helpers = self._helpers
                 if helpers is not None:
                     helpers.wake()
-                if not pipe.jobs:
+                if not pipe.jobs and self._policy.arm == 0:
                     self.k.work(self.E, False, 0)
                 self._retire(pipe, c, routed=True)
             with pipe.cv:

@@ -110,7 +110,7 @@ class FirePolicy:
     window time); the one that routed more rows per second then runs for ``exploit_calls``
     calls before both are measured again."""
 
-    def __init__(self, full: int, floor: int, period_calls: int = 24, exploit_calls: int = 400):
+    def __init__(self, full: int, floor: int, period_calls: int = 24, exploit_calls: int = 1600):
         self.floor = floor
         self.arms = [full] if floor >= full else [full, max(floor, full // 2)]
         self.period_calls, self.exploit_calls = period_calls, exploit_calls
@@ -126,6 +126,16 @@ class FirePolicy:
     @property
     def target(self) -> int:
         return self.arms[self.arm]
+
+    @property
+    def partial_min(self) -> int:
+        """Rows at which an open arena is queued behind the call in flight when no slot is
+        producing rows (``WindowLoop._queue_partial``): half the target in the ``full`` arm (one
+        batch a round: waiting for the rows still to come back is worth a call's fixed cost),
+        an eighth of it in the ``half`` arm (two alternating batches: a small batch queued now
+        keeps the callback busy where, after a decision's last round, the next round's rows are
+        still to be computed)."""
+        return max(1, self.target // (2 if self.arm == 0 else 8))
 
     def window_start(self) -> None:
         self._last = None  # time between windows is the caller's, not the pipeline's
@@ -178,6 +188,7 @@ class Pipe:
         self.finished = False
         self.broken = False  # the caller's thread left on an exception: the scheduler stops
         self.wake = threading.Event()
+        self.route_lock = threading.Lock()  # the scheduler and the caller's thread both route calls
 
     def submit(self, call) -> None:
         with self.cv:

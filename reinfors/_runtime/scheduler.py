@@ -294,7 +294,7 @@ class WindowLoop:
     def _queue_partial(self, fns, tele) -> bool:
         """Pipelined, production idle: close and queue the first route's open arena that holds
         at least half the fire target (see ``_loop``).  True when one was queued."""
-        half = max(1, self._policy.target // 2)
+        half = self._policy.partial_min
         words = self._arrays["arena_ctl"]
         for r in range(self.n_routes):
             cur = int(self.ctl[C.C_ROUTE_CUR + 8 * r])
