@@ -234,4 +234,8 @@ def _helper_main(config_json: str, module_name: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_helper_main(sys.argv[1], sys.argv[2]))
+    # ``-m`` runs this file as ``__main__``, a second copy of the module: ``reinfors.config``
+    # registered its rebuilder with the package's copy (imported with the package), so run that
+    # copy's ``_helper_main`` (this copy's ``_rebuild`` is None: the helper would exit at once).
+    _package_copy = sys.modules.get("reinfors._runtime.compile_helper")
+    sys.exit((_package_copy or sys.modules[__name__])._helper_main(sys.argv[1], sys.argv[2]))

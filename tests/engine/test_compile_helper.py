@@ -157,3 +157,19 @@ def test_a_cold_process_compiles_only_work_and_gets_the_warm_batch(tmp_path, mon
     assert cold["tops"] == ["work"]
     warm = child()
     assert warm["tops"] == [] and warm["hash"] == cold["hash"]
+
+
+def test_the_helper_process_rebuilds_the_engine_and_reports_its_kernels():
+    """``python -m reinfors._runtime.compile_helper`` runs as ``__main__``, a second copy of the
+    module that ``reinfors.config`` never registered with: it must still rebuild the engine
+    (it once exited with status 2 at once, and every cold start compiled alone)."""
+    e = rf.Engine(G.GridWorld(), rf.Reward(), P.Ppo(), L.Ppo(), n_games=2)
+    e.collect(8, lambda obs: (np.zeros((len(obs), 4), np.float32), np.zeros(len(obs), np.float32)))  # warm: loads
+    config = e.resolved_config()
+    config["engine"] = {**config["engine"], "n_games": 1, "n_threads": 1, "batch_size": None}
+    env = {**os.environ, "REINFORS_COMPILE_HELPER": "0"}
+    cmd = [sys.executable, "-m", "reinfors._runtime.compile_helper", json.dumps(config), e._kernel_module().__name__]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    reported = out.stdout.split()
+    assert reported[0] == "start_slots" and {"find_fireable", "finish_fire"} <= set(reported)
