@@ -25,7 +25,7 @@ from . import _canon
 from . import snapshot as _snapshot
 from ._runtime import budget
 from ._runtime import probe as _probe
-from ._runtime.compile_helper import _work_cached, compile_cold, planned_total
+from ._runtime.compile_helper import _work_cached, compile_cold, planned_total, start_helper
 from ._runtime.composition import (
     _EXPAND_MAX,
     _LEARNER_KINDS,
@@ -306,6 +306,7 @@ class Engine:
         self._held = False
         self._rt: Runtime | None = None
         self._compile_session = None  # the compile bar of a first collect (notice.Session)
+        self._compile_helper = None  # a cold first collect's helper process, started before the probe
         if policy.name in _SEARCH and d.chance_in_step and policy._chance is not None:
             # Every chance mode is available in every tree (sequential trees build chance nodes,
             # the decoupled ones outcome children); a game whose chance happens only at reset
@@ -422,7 +423,8 @@ class Engine:
                 )
             self._check_preallocation(batch, width, cache_bytes)
             # a cold module: work here, the rest beside (the compile bar counts the helper's kernels)
-            compile_cold(self, self._kernel_module(), getattr(self, "_compile_session", None))
+            helper, self._compile_helper = getattr(self, "_compile_helper", None), None
+            compile_cold(self, self._kernel_module(), getattr(self, "_compile_session", None), helper)
             spec = RuntimeSpec(
                 policy_kind=_POLICY_KINDS[pol.name],
                 learner_kind=_LEARNER_KINDS[lrn.name],
@@ -590,17 +592,23 @@ class Engine:
             return self._collect_window(n_records, fns, progress, tele, None)
         k = self._kernel_module()
         with compile_notice(self._subject(), total=planned_total(self, k)) as session:
-            if self._rt is None and not _work_cached(k):
-                # A cold first collect: the callbacks' outputs are checked on real observations
-                # before the compile starts (the errors a first fire would raise, in a second).
-                session.counting = False
-                self._probe(fns)
-                session.counting = True
-            self._compile_session = session
             try:
+                if self._rt is None and not _work_cached(k):
+                    # A cold first collect: the compile helper starts now (it compiles while the
+                    # probe does), and the callbacks' outputs are checked on real observations
+                    # before this process compiles work (the errors a first fire would raise, in
+                    # a second).
+                    self._compile_helper = start_helper(self, k, session)
+                    session.counting = False
+                    self._probe(fns)
+                    session.counting = True
+                self._compile_session = session
                 return self._collect_window(n_records, fns, progress, tele, session)
             finally:
                 self._compile_session = None
+                if self._compile_helper is not None:  # the collect failed before compile_cold
+                    self._compile_helper.stop()
+                    self._compile_helper = None
 
     def _probe(self, fns) -> None:
         """Call each callback once on two real observation rows and validate its output

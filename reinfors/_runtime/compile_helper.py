@@ -35,7 +35,7 @@ from numba.core import types
 
 from reinfors.jit import _compile
 
-__all__ = ["compile_cold", "enabled", "plan_of", "planned_total", "precompile"]
+__all__ = ["Helper", "compile_cold", "enabled", "plan_of", "planned_total", "precompile", "start_helper"]
 
 # The signature every ``work`` call passes: (address table, helper?, spin budget).
 _WORK_SIG = (types.Array(types.int64, 2, "C"), types.boolean, types.int64)
@@ -179,19 +179,36 @@ def _pump(stream, session) -> None:
         pass
 
 
-def compile_cold(engine, k, session=None) -> None:
-    """Compile ``work`` of kernel module ``k`` here and, when it is cold and a helper can build
-    the same module, the scheduler's kernels in a helper process at the same time.  ``session``
-    (a ``notice.Session``) counts the kernels the helper reports."""
+class Helper:
+    """A running helper process and the thread forwarding its reports to the compile bar."""
+
+    def __init__(self, proc, pump):
+        self.proc, self.pump = proc, pump
+
+    def stop(self) -> None:
+        """End the helper (at once if it still runs) and its report thread.  Idempotent."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.pump.join(timeout=1.0)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+def start_helper(engine, k, session=None) -> Helper | None:
+    """Start the helper process for ``engine``'s cold module ``k`` (None when it cannot help, see
+    the module header).  A first collect starts it before the callback probe, so it is compiling
+    while the probe compiles the game's functions; :func:`compile_cold` then compiles ``work``
+    and waits for it."""
     if not enabled() or _work_cached(k):
-        return
+        return None
     try:
         config = engine.resolved_config()
     except Exception:  # noqa: BLE001 - nothing to rebuild from: compile here as before
-        return
+        return None
     config["engine"] = {**config.get("engine", {}), "n_games": 1, "n_threads": 1, "batch_size": None}
     if not _rebuilds(config, k):
-        return
+        return None
     env = {**os.environ, _ENV: "0"}  # the helper's own engine never starts a helper
     try:
         proc = subprocess.Popen(
@@ -203,24 +220,34 @@ def compile_cold(engine, k, session=None) -> None:
             text=True,
         )
     except OSError:
-        return
+        return None
     pump = threading.Thread(target=_pump, args=(proc.stdout, session), name="reinfors-compile-notice-helper", daemon=True)
     pump.start()
+    return Helper(proc, pump)
+
+
+def compile_cold(engine, k, session=None, helper: Helper | None = None) -> None:
+    """Compile ``work`` of kernel module ``k`` here and, when it is cold and a helper can build
+    the same module, the scheduler's kernels in a helper process at the same time (``helper``,
+    one already started by :func:`start_helper`, or one started here).  ``session`` (a
+    ``notice.Session``) counts the kernels the helper reports."""
+    if _work_cached(k):
+        return
+    if helper is None:
+        helper = start_helper(engine, k, session)
+        if helper is None:
+            return
     try:
         t0 = time.perf_counter()
         k.work.compile(_WORK_SIG)
         # The helper's share is about a third of work's compile: give it as long again as work took
         # (at least 10 s, for its start-up), then compile what it did not finish here.
         try:
-            proc.wait(timeout=max(_WAIT_MIN_S, time.perf_counter() - t0))
+            helper.proc.wait(timeout=max(_WAIT_MIN_S, time.perf_counter() - t0))
         except subprocess.TimeoutExpired:
             pass
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        pump.join(timeout=1.0)
-        proc.stdout.close()
+        helper.stop()
 
 
 def _helper_main(config_json: str, module_name: str) -> int:

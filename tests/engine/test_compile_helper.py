@@ -179,3 +179,43 @@ def test_the_helper_process_rebuilds_the_engine_and_reports_its_kernels():
     assert out.returncode == 0, out.stderr[-2000:]
     reported = out.stdout.split()
     assert reported[0] == "start_slots" and {"find_fireable", "finish_fire"} <= set(reported)
+
+
+_PROBE_FAILS = textwrap.dedent(
+    """
+    import json
+    import numpy as np
+    import reinfors as rf
+    from reinfors._runtime import compile_helper
+    started = []
+    real = compile_helper.start_helper
+    def spy(*a, **k):
+        h = real(*a, **k)
+        started.append(h)
+        return h
+    import reinfors.engine as engine_mod
+    engine_mod.start_helper = spy
+    e = rf.Engine(rf.games.GridWorld(), rf.Reward(), rf.policies.Ppo(), rf.learners.Ppo(), n_games=2)
+    try:
+        e.collect(8, lambda obs: (np.zeros((len(obs), 3), np.float32), np.zeros(len(obs), np.float32)))
+        error = None
+    except ValueError as exc:
+        error = str(exc)
+    h = started[0] if started else None
+    print(json.dumps({"error": error, "started": h is not None, "ended": h is not None and h.proc.poll() is not None,
+                      "kept": e._compile_helper is not None}))
+    """
+)
+
+
+def test_a_cold_collect_whose_probe_fails_stops_the_helper_it_started(tmp_path):
+    """The helper starts before the callback probe (it compiles while the probe does); a probe
+    that refuses the callback ends it: no compile process outlives the error."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("the compile helper needs two cores")
+    env = {**os.environ, "REINFORS_CACHE_DIR": str(tmp_path), "REINFORS_COMPILE_HELPER": "1"}
+    out = subprocess.run([sys.executable, "-c", _PROBE_FAILS], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert res["error"] and "infer must return" in res["error"]
+    assert res["started"] and res["ended"] and not res["kept"]
