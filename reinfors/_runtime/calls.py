@@ -205,10 +205,10 @@ class CallPath:
         if not routed:
             self._route_back(c)
         self._validators.append(c.validate)
-        with pipe.cv:
+        with pipe.cv:  # both threads retire calls: the policy's counters change under the lock
             pipe.outstanding -= 1
-        if self._policy.routed(c.n, time.perf_counter()):
-            self._set_targets()
+            if self._policy.routed(c.n, time.perf_counter()):
+                self._set_targets()
 
     def _serve(self, pipe: Pipe, fns, tele: dict) -> None:
         """The caller's thread in a pipelined window: make every call the scheduler queues (and
