@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import games, learners, policies
+from ._runtime.budget import available_cores
 from .engine import Engine
 from .env import Env
 
@@ -141,13 +142,6 @@ def _module_key(config: dict | None, env_game: str | None) -> str:
     return engine_from_config(config)._kernel_module().__name__
 
 
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
 def warmup(
     *compositions,
     cache_dir: str | os.PathLike | None = None,
@@ -195,7 +189,7 @@ def warmup(
     if cache_dir is not None:
         env["REINFORS_CACHE_DIR"] = os.fspath(cache_dir)
     show = notice.bar_mode() if progress is None else bool(progress)
-    n_workers = min(workers or _cores(), len(groups))
+    n_workers = min(workers or available_cores(), len(groups))
     bar = None
     if show:
         from tqdm.auto import tqdm

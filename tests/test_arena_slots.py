@@ -215,3 +215,83 @@ def test_pooled_rounds_take_any_valid_output_and_name_bad_ones():
                 arena.play(2)
     # the failed matches handed nothing back: the next one plays the same games again
     assert _games(Arena(GAME, REWARD, [MINIMAX, MCTS], n_slots=4, seed=4).play(4)) == _games(base)
+
+
+# -- a phase's searches split over threads (match.MatchDriver._choose_split) -------------------------
+
+
+def _watched(fn, seen):
+    """``fn`` recording the threads it was called on and whether two calls ever overlapped."""
+    import threading
+
+    lock, active = threading.Lock(), [0]
+
+    def infer(obs):
+        with lock:
+            active[0] += 1
+            seen["max_active"] = max(seen.get("max_active", 0), active[0])
+        seen.setdefault("threads", set()).add(threading.current_thread().name)
+        try:
+            return fn(obs)
+        finally:
+            with lock:
+                active[0] -= 1
+
+    return infer
+
+
+def test_threaded_phases_play_the_general_paths_games():
+    """Phases of 64 games split over two threads (parts of MIN_PART = 32 games and more): the
+    same games as the general scheduler and as one thread; each callback is called on the
+    match's helper thread too, never twice at once."""
+    from reinfors._runtime.match import MIN_PART
+
+    seen: list[dict] = [{}, {}]
+    contestants = [(AZ[0], _watched(pv, seen[0]), 1.0), (MCTS[0], _watched(planes, seen[1]), 1.0)]
+    kw = {"n_slots": 2 * MIN_PART, "start": RandomStartingMoves(2), "seed": 12}
+    threaded = Arena(GAME, REWARD, contestants, n_threads=2, **kw).play(2 * MIN_PART)
+    for s in seen:
+        assert any(name.startswith("reinfors-arena") for name in s["threads"]), s["threads"]
+        assert s["max_active"] == 1
+    one = Arena(GAME, REWARD, contestants, n_threads=1, **kw).play(2 * MIN_PART)
+    arena = Arena(GAME, REWARD, contestants, n_threads=2, **kw)
+    arena._kernel_path = lambda: False
+    general = arena.play(2 * MIN_PART)
+    assert _games(threaded) == _games(one) == _games(general)
+
+
+def test_a_callback_error_on_a_helper_thread_ends_the_match_and_the_next_one_plays():
+    from reinfors._runtime.match import MIN_PART
+
+    calls = [0]
+
+    def flaky(obs):
+        import threading
+
+        calls[0] += 1
+        if threading.current_thread().name.startswith("reinfors-arena") and calls[0] > 3:
+            raise KeyError("helper's model offline")
+        return planes(obs)
+
+    kw = {"n_slots": 2 * MIN_PART, "seed": 5, "n_threads": 2}
+    with pytest.raises(KeyError, match="helper's model offline"):
+        Arena(GAME, REWARD, [MINIMAX, (MCTS[0], flaky, 1.0)], **kw).play(2 * MIN_PART)
+    calls[0] = -(10**9)  # no more failures
+    again = Arena(GAME, REWARD, [MINIMAX, (MCTS[0], flaky, 1.0)], **kw).play(2 * MIN_PART)
+    one = Arena(GAME, REWARD, [MINIMAX, (MCTS[0], planes, 1.0)], **{**kw, "n_threads": 1}).play(2 * MIN_PART)
+    assert _games(again) == _games(one)
+
+
+@pytest.mark.parametrize(
+    ("n_threads", "error", "match"),
+    [
+        ("2", TypeError, "n_threads must be an int"),
+        (True, TypeError, "n_threads must be an int"),
+        (2.0, TypeError, "n_threads must be an int"),
+        (-1, ValueError, "n_threads must be between 0"),
+        (513, ValueError, "n_threads must be between 0"),
+    ],
+)
+def test_n_threads_is_validated(n_threads, error, match):
+    with pytest.raises(error, match=match):
+        Arena(GAME, REWARD, [MINIMAX, MCTS], n_threads=n_threads)

@@ -12,11 +12,20 @@ at construction (``reinfors.engine``, ``composition``); this is the out-of-memor
 from __future__ import annotations
 
 import math
+import os
 import resource
 import time
 
 _AVAIL_TTL_S = 0.25  # a reading of the memory left is reused this long (a pool grows every window)
 _avail_cache: list = [float("-inf"), None]  # (monotonic time read, bytes)
+
+
+def available_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask where the platform has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def available_bytes() -> int | None:

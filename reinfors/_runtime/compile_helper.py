@@ -35,6 +35,8 @@ from numba.core import types
 
 from reinfors.jit import _compile
 
+from .budget import available_cores
+
 __all__ = ["Helper", "compile_cold", "enabled", "plan_of", "planned_total", "precompile", "start_helper"]
 
 # The signature every ``work`` call passes: (address table, helper?, spin budget).
@@ -60,11 +62,7 @@ def enabled() -> bool:
         return False
     if not _compile.CACHE_ENABLED:
         return False
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return cores >= 2 and bool(sys.executable)
+    return available_cores() >= 2 and bool(sys.executable)
 
 
 def _work_cached(k) -> bool:

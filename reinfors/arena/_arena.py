@@ -4,6 +4,7 @@ records and the External-agent protocol."""
 
 from __future__ import annotations
 
+import numbers
 import queue
 import sys
 import threading
@@ -14,6 +15,7 @@ from math import isfinite, sqrt
 from time import monotonic, sleep
 from typing import Any
 
+from .._runtime.budget import available_cores
 from .._seeds import _mix64
 from ..env import Env
 
@@ -231,12 +233,18 @@ class Arena:
         start: an opening generator (``generate(game, reward, seed)``), or ``None``.
         seed: the seed of the openings and of the searches' random streams.
         batch_delay: seconds searched batches may wait for external agents (finite, >= 0).
+        n_threads: threads that search a match's games (beyond 0.4.0): 0 is one per core (at
+            most 8); 1 searches on the calling thread only.  Two deterministic contestants
+            (greedy searches: Minimax, Mcts / AlphaZero at temperature 0 without root noise,
+            EpsilonGreedyQ at epsilon 0) split every pooled search over the threads in parts of
+            at least four games; the games are the same at any ``n_threads``.  A contestant's
+            callback is never called twice at once, but may be called on a match thread.
 
     Raises:
         TypeError: a ``start`` without ``generate``, or a game / reward ``rf.Env`` refuses.
         ValueError: not two contestants, more than one ``External``, ``n_slots`` below 1, a
-            negative ``batch_delay``, a game that is not two-player sequential, or a
-            contestant that is not ``(policy, infer, gamma)``.
+            negative ``batch_delay``, ``n_threads`` outside 0..512, a game that is not
+            two-player sequential, or a contestant that is not ``(policy, infer, gamma)``.
     """
 
     def __init__(
@@ -248,6 +256,8 @@ class Arena:
         start: Any = None,
         seed: int = 0,
         batch_delay: float = 0.0,
+        *,
+        n_threads: int = 0,
     ) -> None:
         if len(contestants) != 2:
             raise ValueError("Arena v1 takes exactly two contestants")
@@ -257,6 +267,10 @@ class Arena:
             raise ValueError("n_slots must be >= 1")
         if not (isfinite(batch_delay) and batch_delay >= 0.0):
             raise ValueError("batch_delay must be finite and >= 0")
+        if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral):
+            raise TypeError(f"n_threads must be an int (0: one per core); got {type(n_threads).__name__}")
+        if not 0 <= n_threads <= 512:
+            raise ValueError(f"n_threads must be between 0 (one per core) and 512; got {n_threads}")
         probe = Env(game, reward, seed=0)  # validates game, reward and their pairing
         if probe.num_agents() != 2 or len(probe.active_agents()) != 1:
             raise ValueError("Arena v1 plays 2-agent sequential games")
@@ -280,6 +294,7 @@ class Arena:
         self._start = start
         self._seed = seed
         self._batch_delay = batch_delay
+        self._n_threads = int(n_threads) or min(available_cores(), 8)
 
     # -- public ---------------------------------------------------------------------------------
 
@@ -353,7 +368,7 @@ class Arena:
             trusted = type(self._start) is RandomStartingMoves
             driver = MatchDriver(
                 self._game, self._reward, self._contestants, self._n_slots, self._start, self._seed, _mix64, probe,
-                trusted,
+                trusted, self._n_threads,
             )  # fmt: skip
             driver.play(n_games, on_game)
         finally:
