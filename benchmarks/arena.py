@@ -1,7 +1,7 @@
 """Arena throughput: games per second of a Connect4 match, this package vs 0.4.0, paired.
 
     python benchmarks/arena.py [--contestants search|greedy|az] [--games 64] [--slots 16]
-                               [--seconds 10] [--pairs 3] [--orig .venv-orig/bin/python]
+                               [--seconds 10] [--pairs 3] [--n-threads N] [--orig .venv-orig/bin/python]
 
 Matches (2-move random openings, seed 0):
 
@@ -38,7 +38,8 @@ import hashlib, json, sys, time
 import numpy as np
 import reinfors as rf
 from reinfors.starts import RandomStartingMoves
-games, slots, seconds, kind = json.loads(sys.argv[1])
+games, slots, seconds, kind, threads = json.loads(sys.argv[1])
+kw = {} if threads is None else {"n_threads": threads}  # not in 0.4.0
 def zero(obs):
     return np.zeros((obs.shape[0], 1, 7), np.float32)
 game, reward = rf.games.Connect4(), rf.Reward(win=1.0, loss=-1.0, draw=0.0)
@@ -64,7 +65,7 @@ else:
     az = rf.policies.AlphaZero(num_simulations=64, temperature=0.0, noise=None)
     a, b = (az, mlp(1), 1.0), (az, mlp(2), 1.0)
 def match(n):
-    return rf.Arena(game, reward, [a, b], n_slots=slots, start=RandomStartingMoves(2), seed=0).play(n)
+    return rf.Arena(game, reward, [a, b], n_slots=slots, start=RandomStartingMoves(2), seed=0, **kw).play(n)
 match(2)  # warm-up: compile or cache load
 rates, n_games, wall, cpu = [], 0, 0.0, 0.0
 while wall < seconds:
@@ -83,7 +84,7 @@ print(json.dumps({"games": n_games, "wall": wall, "cpu": cpu, "rates": rates, "p
 
 def _run(python: str, args: argparse.Namespace, ours: bool) -> dict:
     env = {**os.environ, "PYTHONPATH": str(ROOT)} if ours else dict(os.environ)
-    cmd = [python, *([] if ours else ["-I"]), "-c", WORKER, json.dumps([args.games, args.slots, args.seconds, args.contestants])]
+    cmd = [python, *([] if ours else ["-I"]), "-c", WORKER, json.dumps([args.games, args.slots, args.seconds, args.contestants, args.n_threads if ours else None])]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT if ours else "/", env=env, timeout=1800)
     if out.returncode != 0:
         raise SystemExit(out.stderr[-2000:])
@@ -104,6 +105,7 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=10.0, help="timed seconds per repetition (>= 10 for the record)")
     p.add_argument("--pairs", type=int, default=3, help="alternations ours/orig")
     p.add_argument("--contestants", choices=["search", "greedy", "az"], default="search")
+    p.add_argument("--n-threads", type=int, default=None, help="this package's Arena n_threads (default: its own, 0)")
     p.add_argument("--orig", default=os.environ.get("REINFORS_ORIG_PYTHON", str(ROOT / ".venv-orig/bin/python")))
     p.add_argument("--json", default=None, help="append the summary as a JSON line to this file")
     args = p.parse_args()
@@ -123,7 +125,7 @@ def main() -> None:
     print(f"arena c4 {what}, {args.games} games/match, {args.slots} slots, {ours[-1]['plies']} plies/match")
     print(f"  load average (1 min) {load0:.1f} before, {load1:.1f} after, {os.cpu_count()} CPUs")
     summary = {"contestants": args.contestants, "what": what, "games": args.games, "slots": args.slots,
-               "load": [round(load0, 1), round(load1, 1)], "ours_reps": [r["games"] / r["wall"] for r in ours]}
+               "n_threads": args.n_threads, "load": [round(load0, 1), round(load1, 1)], "ours_reps": [r["games"] / r["wall"] for r in ours]}
     rate, med, lo, hi = _summary(ours)
     print(f"  ours  {rate:9.1f} games/s  (reps median {med:.1f}, {lo:.1f}-{hi:.1f}; {len(ours)} x >= {args.seconds:g} s)")
     if theirs:

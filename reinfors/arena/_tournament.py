@@ -70,7 +70,7 @@ class Tournament:
     :class:`External`, at most one External per pairing).  Round robin by default; with ``pool``
     (a sequence of names) it is a gauntlet: every contestant outside the pool plays every pool
     member, and pool members do not play each other.  ``games_per_pair`` (even) games per pairing;
-    ``n_slots``, ``start`` and ``batch_delay`` are the Arena's.
+    ``n_slots``, ``start``, ``batch_delay`` and ``n_threads`` are the Arena's.
 
     Args:
         game: a two-player sequential game.
@@ -82,6 +82,7 @@ class Tournament:
         start: an opening generator, or ``None``.
         seed: the tournament's seed (each pairing derives its own).
         batch_delay: as for :class:`~reinfors.Arena`.
+        n_threads: as for :class:`~reinfors.Arena` (0: one per core).
 
     Raises:
         ValueError: fewer than two contestants, an empty or non-str name, an odd
@@ -101,6 +102,7 @@ class Tournament:
         start: Any = None,
         seed: int = 0,
         batch_delay: float = 0.0,
+        n_threads: int = 0,
     ) -> None:
         if not isinstance(contestants, Mapping):
             raise ValueError(f"contestants must be a mapping of names to contestants (got {type(contestants).__name__})")
@@ -137,6 +139,7 @@ class Tournament:
                 start=start,
                 seed=0,
                 batch_delay=batch_delay,
+                n_threads=n_threads,
             )
             for a, b in pairs
         }
@@ -208,6 +211,7 @@ def gate(
     n_slots: int = 16,
     start: Any = None,
     seed: int = 0,
+    n_threads: int = 0,
 ) -> GateResult:
     """Is ``candidate`` stronger than ``incumbent``?  An SPRT of ``H0: elo = elo0`` against
     ``H1: elo = elo1`` (the candidate's Elo gap; error rates ``alpha`` / ``beta``), played through
@@ -229,6 +233,7 @@ def gate(
         n_slots: games played at once.
         start: an opening generator, or ``None``.
         seed: the gate's seed.
+        n_threads: the Arena's threads (0: one per core).
 
     Returns:
         The decision, the games played, the record and the fitted Elo gap.
@@ -242,7 +247,7 @@ def gate(
     cap = _even_games("max_games", max_games)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise ValueError(f"seed must be an integer (got {seed!r})")
-    arena = Arena(game, reward, [candidate, incumbent], n_slots=n_slots, start=start, seed=0)
+    arena = Arena(game, reward, [candidate, incumbent], n_slots=n_slots, start=start, seed=0, n_threads=n_threads)
     results = Results(["candidate", "incumbent"])
     played, k = 0, 0
     while sprt.decision is None and played < cap:
