@@ -151,9 +151,12 @@ class PVValidator(_Validator):
         pred = self._rows.take(rows)
         A = self.n_actions
         st = logits.strides
-        in_place = self.in_place and logits.dtype == np.float32 and st[1] == 4 and st[0] >= 4 * A and st[0] % 4 == 0
-        if in_place:
+        if self.in_place and logits.dtype == np.float32 and st[1] == 4 and st[0] >= 4 * A and st[0] % 4 == 0:
+            finite = _outputs.finite_cols(logits, A, self.raw)
             self._held = logits
-        if not _outputs.pv_rows(logits, values, A, pred, self.raw, in_place):
+        else:
+            finite = _outputs.widen_rows(logits, A, pred, 0)
+        finite = _outputs.widen_rows(values.reshape(rows, 1), 1, pred, A) and finite
+        if not finite:
             raise ValueError(f"{label} infer outputs must contain only finite values")
         return pred

@@ -59,24 +59,6 @@ def finite_cols(src, n_cols, raw):
     return bad == 0
 
 
-@kernel
-def pv_rows(logits, values, n_cols, pred, raw, in_place):
-    """A policy-value callback's outputs in one call (one dispatch per fire, not two):
-    ``values`` into column ``n_cols`` of ``pred`` and ``logits[:, :n_cols]`` either checked in
-    place (``in_place``: :func:`finite_cols`, which fills ``raw``) or widened into
-    ``pred[:, :n_cols]`` (:func:`widen_rows`).  True when every value read is finite."""
-    bad = 0
-    for r in range(pred.shape[0]):
-        x = np.float64(values[r])
-        pred[r, n_cols] = x
-        bad += (x - x) != 0.0
-    if in_place:
-        ok = finite_cols(logits, n_cols, raw)
-    else:
-        ok = widen_rows(logits, n_cols, pred, 0)
-    return ok and bad == 0
-
-
 @kernel(inline="always")
 def f32_rows(address, rows, stride):
     """The float32 ``[rows, stride]`` array at ``address`` (a callback's logits with a row stride

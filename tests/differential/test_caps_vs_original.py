@@ -21,7 +21,7 @@ from .harness import require_orig
 pytestmark = pytest.mark.differential
 
 # Parameters only this build has (documented keyword extensions): probed in ours alone.
-EXTENSIONS = {"policies.AlphaZero|leaf_batch", "policies.Mcts|leaf_batch"}
+EXTENSIONS = {"policies.AlphaZero|leaf_batch", "policies.Mcts|leaf_batch", "Arena|n_threads"}
 # GumbelAlphaZero (issue 33) is this build's own policy: its caps have no 0.4.0 counterpart.
 EXTENSIONS |= {f"policies.GumbelAlphaZero|{p}" for p in ("num_simulations", "max_num_considered_actions", "max_depth", "leaf_batch")}
 

@@ -75,7 +75,7 @@ USE_CAP = 64
 ORIG_HANGS = {"Arena|n_slots|nan"}
 # Ours-only keyword extensions (documented): swept in-process only, left out of the comparison.
 EXTENSIONS = {("policies.AlphaZero", "leaf_batch"), ("policies.AlphaZero", "virtual_loss"),
-              ("policies.Mcts", "leaf_batch"), ("policies.Mcts", "virtual_loss")}
+              ("policies.Mcts", "leaf_batch"), ("policies.Mcts", "virtual_loss"), ("Arena", "n_threads")}
 
 # -- cheap callbacks -------------------------------------------------------------------------------
 

@@ -126,6 +126,7 @@ KNOWN_SIGNATURE_DIFFS = {
     ("policies.Mcts", "virtual_loss"): "extension: leaf batching",
     ("Engine.collect", "progress"): "extension: tqdm progress bar",
     ("Arena.play", "progress"): "extension: tqdm progress bar",
+    ("Arena", "n_threads"): "extension: match threads (docs/guides/evaluation.md)",
     ("Engine.collect_stream", "depth"): "real default: 0.4.0's text signature shows Ellipsis (meaning 1), ours 1",
     ("policies.AlphaZero", "noise"): "real default: 0.4.0's text signature shows Ellipsis (meaning Dirichlet()), "
     "ours the Dirichlet() handle itself",
