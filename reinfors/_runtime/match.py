@@ -488,7 +488,7 @@ class MatchDriver:
         """``n`` helper Choosers of contestant ``ci`` for parts of up to ``rows`` games."""
         parts = self.parts[ci]
         if len(parts) < n:
-            policy, _, gamma = self.contestants[ci]
+            policy = self.contestants[ci][0]
             cap = math.ceil(self.capacity / 2)  # the largest helper part (n_threads >= 2)
             if rows > cap:  # pragma: no cover - the parts are at most half the slots
                 raise RuntimeError("Arena: a phase part exceeds its choose runtime")

@@ -237,11 +237,13 @@ class Arena:
             most 8); 1 searches on the calling thread only.  Two deterministic contestants
             (greedy searches: Minimax, Mcts / AlphaZero at temperature 0 without root noise,
             EpsilonGreedyQ at epsilon 0) split every pooled search over the threads in parts of
-            at least four games; the games are the same at any ``n_threads``.  A contestant's
-            callback is never called twice at once, but may be called on a match thread.
+            at least 32 games (a match of fewer than 64 slots stays on one thread); the games
+            are the same at any ``n_threads``.  A contestant's callback is never called twice
+            at once, but may be called on a match thread.
 
     Raises:
-        TypeError: a ``start`` without ``generate``, or a game / reward ``rf.Env`` refuses.
+        TypeError: a ``start`` without ``generate``, an ``n_threads`` that is not an int, or a
+            game / reward ``rf.Env`` refuses.
         ValueError: not two contestants, more than one ``External``, ``n_slots`` below 1, a
             negative ``batch_delay``, ``n_threads`` outside 0..512, a game that is not
             two-player sequential, or a contestant that is not ``(policy, infer, gamma)``.
