@@ -240,27 +240,52 @@ def _watched(fn, seen):
     return infer
 
 
-def test_threaded_phases_play_the_general_paths_games():
-    """Phases of 64 games split over two threads (parts of MIN_PART = 32 games and more): the
-    same games as the general scheduler and as one thread; each callback is called on the
-    match's helper thread too, never twice at once."""
+@pytest.fixture
+def cpu_callbacks(monkeypatch):
+    """Every callback judged a CPU one (split for) however loaded the machine: a thread
+    descheduled mid-call reads as idle wall time, the mark of an accelerator-like callback."""
+    from reinfors._runtime.firing import CallCost
+
+    monkeypatch.setattr(CallCost, "cpu_like", lambda self: True)
+
+
+def test_threaded_phases_play_the_general_paths_games(cpu_callbacks):
+    """Phases of 64 games and more split over two threads (parts of MIN_PART = 32 games and
+    more): the same games as the general scheduler and as one thread; each callback is called
+    on the match's helper thread too, never twice at once."""
     from reinfors._runtime.match import MIN_PART
 
     seen: list[dict] = [{}, {}]
     contestants = [(AZ[0], _watched(pv, seen[0]), 1.0), (MCTS[0], _watched(planes, seen[1]), 1.0)]
-    kw = {"n_slots": 2 * MIN_PART, "start": RandomStartingMoves(2), "seed": 12}
-    threaded = Arena(GAME, REWARD, contestants, n_threads=2, **kw).play(2 * MIN_PART)
+    n = 4 * MIN_PART  # phases of 2 parts while 64 games or more are open
+    kw = {"n_slots": n, "start": RandomStartingMoves(2), "seed": 12}
+    threaded = Arena(GAME, REWARD, contestants, n_threads=2, **kw).play(n)
     for s in seen:
         assert any(name.startswith("reinfors-arena") for name in s["threads"]), s["threads"]
         assert s["max_active"] == 1
-    one = Arena(GAME, REWARD, contestants, n_threads=1, **kw).play(2 * MIN_PART)
+    one = Arena(GAME, REWARD, contestants, n_threads=1, **kw).play(n)
     arena = Arena(GAME, REWARD, contestants, n_threads=2, **kw)
     arena._kernel_path = lambda: False
-    general = arena.play(2 * MIN_PART)
+    general = arena.play(n)
     assert _games(threaded) == _games(one) == _games(general)
 
 
-def test_a_callback_error_on_a_helper_thread_ends_the_match_and_the_next_one_plays():
+def test_an_accelerator_like_callback_is_not_split():
+    """A callback that leaves its thread idle (a GPU's wait, here a sleep) would pay its fixed
+    cost once per part: the match measures its first calls and keeps one search per phase."""
+    import time
+
+    def gpu_like(obs):
+        time.sleep(0.0004)
+        return planes(obs)
+
+    seen: list[dict] = [{}, {}]
+    contestants = [(MINIMAX[0], _watched(planes, seen[0]), 1.0), (MCTS[0], _watched(gpu_like, seen[1]), 1.0)]
+    Arena(GAME, REWARD, contestants, n_slots=128, seed=3, n_threads=2).play(128)
+    assert not any(name.startswith("reinfors-arena") for name in seen[1]["threads"]), seen[1]["threads"]
+
+
+def test_a_callback_error_on_a_helper_thread_ends_the_match_and_the_next_one_plays(cpu_callbacks):
     from reinfors._runtime.match import MIN_PART
 
     calls = [0]
@@ -273,12 +298,13 @@ def test_a_callback_error_on_a_helper_thread_ends_the_match_and_the_next_one_pla
             raise KeyError("helper's model offline")
         return planes(obs)
 
-    kw = {"n_slots": 2 * MIN_PART, "seed": 5, "n_threads": 2}
+    n = 4 * MIN_PART
+    kw = {"n_slots": n, "seed": 5, "n_threads": 2}
     with pytest.raises(KeyError, match="helper's model offline"):
-        Arena(GAME, REWARD, [MINIMAX, (MCTS[0], flaky, 1.0)], **kw).play(2 * MIN_PART)
+        Arena(GAME, REWARD, [MINIMAX, (MCTS[0], flaky, 1.0)], **kw).play(n)
     calls[0] = -(10**9)  # no more failures
-    again = Arena(GAME, REWARD, [MINIMAX, (MCTS[0], flaky, 1.0)], **kw).play(2 * MIN_PART)
-    one = Arena(GAME, REWARD, [MINIMAX, (MCTS[0], planes, 1.0)], **{**kw, "n_threads": 1}).play(2 * MIN_PART)
+    again = Arena(GAME, REWARD, [MINIMAX, (MCTS[0], flaky, 1.0)], **kw).play(n)
+    one = Arena(GAME, REWARD, [MINIMAX, (MCTS[0], planes, 1.0)], **{**kw, "n_threads": 1}).play(n)
     assert _games(again) == _games(one)
 
 

@@ -90,6 +90,11 @@ class CallCost:
             out += [max(float(ym - slope * xm), 0.0), slope]
         return out[0], out[1], out[2], out[3]
 
+    def cpu_like(self) -> bool:
+        """Enough calls seen, and the callback is not accelerator-like: its calls keep the
+        calling thread busy (a NumPy network)."""
+        return self._n >= _MIN_FIT and not self.accelerator_like()
+
     def accelerator_like(self) -> bool:
         """Enough calls seen, and the median call left the cores idle for at least
         PIPELINE_IDLE_S (a median, not the fit's intercept: a few odd calls — a tail of one row, a

@@ -21,7 +21,9 @@ drawn up front.  The games are the same; only the callback batches (and unused s
 A phase's games are split over ``n_threads`` threads (``_choose_split``): each part is one
 pooled search of its own choose runtime, in nogil kernels beside the others, its callback calls
 serialized by a lock (a contestant's callback is never called twice at once, but may be called
-on a match thread).  A deterministic contestant's moves do not depend on the split.
+on a match thread).  A deterministic contestant's moves do not depend on the split.  Only a CPU
+callback is split for: an accelerator-like one (``firing.CallCost``, measured on the match's
+first calls) would pay its fixed cost once per part.
 
 Python work is per round and per finished game (its :class:`GameResult`); never per ply.
 Each contestant's choose runtime (one per batch size) is kept in a small module LRU between
@@ -33,6 +35,7 @@ from __future__ import annotations
 import collections
 import math
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -45,6 +48,7 @@ from reinfors.jit.games._contract import DONE, RUNNING, TICKS
 
 from .choose import Chooser, _validate
 from .choose_runtime import _key, _next_u64, streams
+from .firing import CallCost
 from .routes import QValidator
 
 __all__ = ["MatchDriver", "deterministic"]
@@ -138,6 +142,22 @@ class _GreedyQ:
         return out
 
 
+def _sampled(infer, cost: CallCost):
+    """``infer`` with one call in ``cost.every`` timed into ``cost`` (wall and the calling
+    thread's CPU: an accelerator-like callback leaves the thread idle)."""
+
+    def call(x):
+        cost.tick += 1
+        if cost.tick % cost.every:
+            return infer(x)
+        c0, t0 = time.thread_time(), time.perf_counter()
+        out = infer(x)
+        cost.add(len(x), time.perf_counter() - t0, time.thread_time() - c0)
+        return out
+
+    return call
+
+
 class MatchDriver:
     """One ``Arena.play`` of two searched contestants (see the module docstring).
 
@@ -157,6 +177,7 @@ class MatchDriver:
         self.parts: list[list[Any]] = [[], []]  # per contestant: the helper parts' Choosers
         self.part_keys: list[Any] = [None, None]
         self.infer_locks = [threading.Lock(), threading.Lock()]
+        self.costs = [CallCost(), CallCost()]  # each contestant's sampled calls (split or not)
         self.trusted_start = trusted_start  # start is rf.starts.RandomStartingMoves: its snapshots are valid
         self.contestants = contestants
         self.n_slots = n_slots
@@ -449,10 +470,13 @@ class MatchDriver:
         if isinstance(dec, _GreedyQ):
             return dec(states, slots, infer, seed, agents)
         rows = states[slots]
-        n_parts = min(self.n_threads, len(slots) // MIN_PART) if split and self.pool is not None else 1
-        if n_parts > 1:
-            return self._choose_split(ci, dec, rows, infer, seed, n_parts)
-        return dec(rows, infer, seed, rows[:, TICKS])
+        if not split or self.pool is None:
+            return dec(rows, infer, seed, rows[:, TICKS])
+        cost = self.costs[ci]
+        n_parts = min(self.n_threads, len(slots) // MIN_PART)
+        if n_parts > 1 and cost.cpu_like():
+            return self._choose_split(ci, dec, rows, _sampled(infer, cost), seed, n_parts)
+        return dec(rows, _sampled(infer, cost), seed, rows[:, TICKS])
 
     def _choose_split(self, ci: int, dec: Chooser, rows: np.ndarray, infer, seed: int, n_parts: int) -> np.ndarray:
         """One phase's searches in ``n_parts`` contiguous parts (game-id order kept): the first on

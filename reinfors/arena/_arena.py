@@ -237,9 +237,11 @@ class Arena:
             most 8); 1 searches on the calling thread only.  Two deterministic contestants
             (greedy searches: Minimax, Mcts / AlphaZero at temperature 0 without root noise,
             EpsilonGreedyQ at epsilon 0) split every pooled search over the threads in parts of
-            at least 32 games (a match of fewer than 64 slots stays on one thread); the games
-            are the same at any ``n_threads``.  A contestant's callback is never called twice
-            at once, but may be called on a match thread.
+            at least 32 games (a match of fewer than 64 slots stays on one thread) once their
+            callbacks' first calls show CPU callbacks (an accelerator-like one, which leaves its
+            thread waiting, keeps one batch per round); the games are the same at any
+            ``n_threads``.  A contestant's callback is never called twice at once, but may be
+            called on a match thread.
 
     Raises:
         TypeError: a ``start`` without ``generate``, an ``n_threads`` that is not an int, or a
