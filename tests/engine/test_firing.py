@@ -170,13 +170,14 @@ def _same(a, b):
             np.testing.assert_array_equal(x, y, err_msg=name)
 
 
-def test_pipelined_batches_equal_the_inline_ones():
+@pytest.mark.parametrize("n_games", [16, 96])
+def test_pipelined_batches_equal_the_inline_ones(n_games):
     """An accelerator-like callback is served pipelined (after the first window's calls
     measured it), with larger batches; the records do not depend on it."""
-    inline = _batches(_engine(), Sleeper(7, sleep=0.0))
+    inline = _batches(_engine(n_games=n_games), Sleeper(7, sleep=0.0), records=3 * n_games)
     slow = Sleeper(7)
-    eng = _engine()
-    piped = _batches(eng, slow)
+    eng = _engine(n_games=n_games)
+    piped = _batches(eng, slow, records=3 * n_games)
     assert eng._rt.cost.accelerator_like()
     for a, b in zip(inline, piped, strict=True):
         _same(a, b)
