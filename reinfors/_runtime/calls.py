@@ -98,7 +98,7 @@ class CallPath:
         computed under: read before the call, so a weights update during it leaves them stale
         (never served from the cache); the second stamps the records (batch
         ``weights_generations``)."""
-        return int(self._arrays["cctl"][C.CC_GEN + 8 * route]), int(self.ctl[C.C_WGEN])
+        return np.int64(self._arrays["cctl"][C.CC_GEN + 8 * route]), int(self.ctl[C.C_WGEN])
 
     def _call(self, fn, view, n: int, validate, tele: dict):
         """Call ``fn`` on ``view`` and validate its output: the prediction rows, or None after a
@@ -107,8 +107,7 @@ class CallPath:
         if self.error is not None or self.abort_requested:
             return None
         cost = self.cost
-        cost.tick += 1
-        sample = cost.tick % cost.every == 0
+        sample = cost.due()
         cpu0 = time.thread_time() if sample else 0.0
         t0 = time.perf_counter()
         pred = None

@@ -63,6 +63,11 @@ class CallCost:
         self.tick = 0  # calls seen; the caller samples when ``tick % every == 0``
         self.every = SAMPLE_EVERY
 
+    def due(self) -> bool:
+        """Count a call; True when it is one to time (one in ``every``)."""
+        self.tick += 1
+        return self.tick % self.every == 0
+
     def add(self, rows: int, wall: float, cpu: float) -> None:
         self._ring[self._n % _FIT_CALLS] = (rows, wall, cpu)
         self._n += 1
