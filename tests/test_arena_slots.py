@@ -270,6 +270,19 @@ def test_threaded_phases_play_the_general_paths_games(cpu_callbacks):
     assert _games(threaded) == _games(one) == _games(general)
 
 
+def test_helper_runtimes_hold_a_share_of_the_slots(cpu_callbacks):
+    """Four threads over 256 slots: each helper's choose runtime holds a quarter of the slots
+    (not half: the helpers together hold about one match's), and the games are one thread's."""
+    from reinfors._runtime import match
+
+    match._POOL.clear()
+    kw = {"n_slots": 256, "seed": 1}
+    four = Arena(GAME, REWARD, [MINIMAX, (MCTS[0], planes, 1.0)], n_threads=4, **kw).play(256)
+    assert sorted({key[-1] for key in match._POOL}) == [64, 256]  # the capacity ends the pool key
+    one = Arena(GAME, REWARD, [MINIMAX, (MCTS[0], planes, 1.0)], n_threads=1, **kw).play(256)
+    assert _games(four) == _games(one)
+
+
 def test_an_accelerator_like_callback_is_not_split():
     """A callback that leaves its thread idle (a GPU's wait, here a sleep) would pay its fixed
     cost once per part: the match measures its first calls and keeps one search per phase."""

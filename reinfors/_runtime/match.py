@@ -147,8 +147,7 @@ def _sampled(infer, cost: CallCost):
     thread's CPU: an accelerator-like callback leaves the thread idle)."""
 
     def call(x):
-        cost.tick += 1
-        if cost.tick % cost.every:
+        if not cost.due():
             return infer(x)
         c0, t0 = time.thread_time(), time.perf_counter()
         out = infer(x)
@@ -174,6 +173,7 @@ class MatchDriver:
         self.game, self.reward, self.start, self.seed, self.mix = game, reward, start, seed, mix64
         self.n_threads = max(1, int(n_threads))
         self.pool: ThreadPoolExecutor | None = None  # the phases' helper threads (_play_phases)
+        self.threads = 1  # the match's threads, the calling one included (_play_phases)
         self.parts: list[list[Any]] = [[], []]  # per contestant: the helper parts' Choosers
         self.part_keys: list[Any] = [None, None]
         self.infer_locks = [threading.Lock(), threading.Lock()]
@@ -345,19 +345,19 @@ class MatchDriver:
         game_of = np.full(n_slots, -1, np.int64)
         seat_of = np.zeros((n_slots, N), np.int64)
         probs = np.zeros(max(1, d.max_chance), np.float64)
-        next_id = np.zeros(1, np.int64)
-        k.open_games(
-            d.params, states, rngs, probs, np.arange(n_slots, dtype=np.int64), next_id, n_games, game_of,
-            seat_of, pay, acts, length, game_rng, has_open, open_states, open_rng, open_acts, open_len,
-        )  # fmt: skip
         amounts = np.zeros((N, len(d.reward_keys)), np.float64)
         joint = np.zeros(N, np.int64)
         agents = np.zeros(N, np.int64)
         rewards = np.zeros((n_slots, N), np.float64)
         movers = np.zeros(n_slots, np.int64)
         finished = np.zeros(n_slots, np.int64)
+        next_id = np.zeros(1, np.int64)
+        k.open_games(
+            d.params, states, rngs, probs, np.arange(n_slots, dtype=np.int64), next_id, n_games, game_of,
+            seat_of, pay, acts, length, game_rng, has_open, open_states, open_rng, open_acts, open_len,
+        )  # fmt: skip
         # Helper threads for the phases' parts (_choose_split), for this match.
-        threads = min(self.n_threads, n_slots // MIN_PART)
+        self.threads = threads = min(self.n_threads, n_slots // MIN_PART)
         self.pool = ThreadPoolExecutor(threads - 1, thread_name_prefix="reinfors-arena") if threads > 1 else None
         try:
             phases = [0, 0]
@@ -513,8 +513,12 @@ class MatchDriver:
         parts = self.parts[ci]
         if len(parts) < n:
             policy = self.contestants[ci][0]
-            cap = math.ceil(self.capacity / 2)  # the largest helper part (n_threads >= 2)
-            if rows > cap:  # pragma: no cover - the parts are at most half the slots
+            # The largest helper part: ceil(m / n_parts) for m <= capacity games; split over all
+            # the threads that is ceil(capacity / threads), over fewer (m // MIN_PART parts,
+            # m < (n_parts + 1) * MIN_PART) under 1.5 * MIN_PART.  So the helpers together hold
+            # about one match's slots, not half of them each.
+            cap = min(self.capacity, max(math.ceil(self.capacity / self.threads), 2 * MIN_PART))
+            if rows > cap:  # pragma: no cover - the bound above
                 raise RuntimeError("Arena: a phase part exceeds its choose runtime")
             dec = self.deciders[ci]
             key = _key(policy, self.d, self.fingerprint, dec.gamma, cap)
