@@ -113,7 +113,12 @@ def _give_back(key, chooser) -> None:
 class _GreedyQ:
     """An EpsilonGreedyQ contestant decided without a runtime: one ``encode_movers`` kernel
     call, the exact-bytes dedupe, one callback call, QValidator, one ``decide_epsilon_greedy``
-    kernel call — the same rows, order, streams and decision rule as ``choose``'s runtime."""
+    kernel call — the same rows, order, streams and decision rule as ``choose``'s runtime.
+
+    A phase of a short match is a few microseconds of kernels, so the arrays a phase only reads
+    (the span table: one row per game, in game order; the all-zero streams and heads of a greedy
+    head-0 policy, which nothing draws from) and the ones it fills before reading (the request
+    rows and legal masks) are kept between phases, grown with the phase."""
 
     def __init__(self, policy, d, k) -> None:
         self.d, self.k = d, k
@@ -121,21 +126,32 @@ class _GreedyQ:
         self.epsilon = float(policy._params["epsilon"])
         self.validate = QValidator(self.n_heads, d.n_actions)
         self.fixed = self.epsilon == 0.0 and self.n_heads == 1  # draws nothing: head 0, greedy
+        self._grow(0)
+
+    def _grow(self, m: int) -> None:
+        d = self.d
+        self.cap = m
+        self.rows = np.empty((m, d.obs_size), np.float32)  # [m, O] request rows, game-id order
+        self.legal = np.empty((m, d.n_actions), np.uint8)  # [m, A]
+        self.spans = np.zeros((m, 4), np.int64)  # (slot, start row, rows, request offset)
+        self.spans[:, 0] = self.spans[:, 1] = np.arange(m)
+        self.spans[:, 2] = 1
+        self.srng0, self.heads0 = np.zeros((m, 1), np.uint64), np.zeros(m, np.int64)
 
     def __call__(self, states, slots, infer, seed, agents) -> np.ndarray:
+        """Decisions for ``slots``; ``seed`` is the phase's choose seed, or a callable returning
+        it (read only by a policy that draws)."""
         d, m = self.d, len(slots)
-        rows = np.empty((m, d.obs_size), np.float32)  # [m, O] request rows, game-id order
-        legal = np.empty((m, d.n_actions), np.uint8)  # [m, A]
+        if m > self.cap:
+            self._grow(max(m, 2 * self.cap))
+        rows, legal = self.rows[:m], self.legal[:m]
         self.k.encode_movers(d.params, states, slots, rows, legal, agents)
-        spans = np.zeros((m, 4), np.int64)  # (slot, start row, rows, request offset)
-        spans[:, 0] = spans[:, 1] = np.arange(m)
-        spans[:, 2] = 1
-        unique_src, row_uid = _dedupe.order_unique(rows, spans, m)
+        unique_src, row_uid = _dedupe.order_unique(rows, self.spans, m)
         pred = self.validate(infer(rows[unique_src]), len(unique_src))  # [u, H * A] float64
         if self.fixed:  # no stream is read: head 0 (``next() % 1``), no exploration draw
-            srng, heads = np.zeros((m, 1), np.uint64), np.zeros(m, np.int64)
+            srng, heads = self.srng0[:m], self.heads0[:m]
         else:
-            srng = streams(seed, m).reshape(m, 1)  # [m, RNG_WIDTH] choose's slot streams
+            srng = streams(seed() if callable(seed) else seed, m).reshape(m, 1)  # [m, RNG_WIDTH] choose's slot streams
             heads = (_next_u64(srng[:, 0]) % np.uint64(self.n_heads)).astype(np.int64)
         out = np.empty(m, np.int64)
         self.k.decide_epsilon_greedy(srng, pred, row_uid, heads, legal, d.n_actions, self.epsilon, out)
@@ -339,7 +355,8 @@ class MatchDriver:
         states = np.zeros((n_slots, S), np.int64)
         rngs = np.zeros((n_slots, _rng.RNG_WIDTH), np.uint64)
         pay = np.zeros((n_slots, N), np.float64)
-        cap = max(64, 2 * int(open_len.max()) + 2)
+        open_max = int(open_len.max())
+        cap = max(64, 2 * open_max + 2)
         acts = np.zeros((n_slots, cap), np.int64)
         length = np.zeros(n_slots, np.int64)
         game_of = np.full(n_slots, -1, np.int64)
@@ -364,6 +381,9 @@ class MatchDriver:
             done = 0
             ci = 0
             idle = 0  # consecutive phases without a mover (2: nobody can move)
+            # Phases left before a game could outgrow ``acts`` (a phase adds one action to a game;
+            # a new game starts at its opening's length): ``length`` is read only when it is 0.
+            room = 0
             while done < n_games:
                 m = int(k.phase_movers(d.params, states, game_of, seat_of, ci, agents, movers))
                 if m < 0:
@@ -376,12 +396,15 @@ class MatchDriver:
                     ci ^= 1
                     continue
                 idle = 0
-                slots = movers[:m].copy()
+                slots = movers[:m]  # read-only until the next phase's phase_movers
                 phases[ci] += 1
                 actions = self._choose(ci, states, slots, phases[ci], agents, split=True)
-                if int(length[slots].max()) + 1 >= cap:
-                    cap *= 2
-                    acts = np.concatenate([acts, np.zeros_like(acts)], axis=1)
+                if room <= 0:
+                    while int(length.max()) + 1 >= cap:
+                        cap *= 2
+                        acts = np.concatenate([acts, np.zeros_like(acts)], axis=1)
+                    room = cap - 1 - int(length.max())
+                room -= 1
                 n_fin = int(k.step_record(
                     d.params, states, rngs, probs, slots, actions, amounts, self.weights, rewards[:m], joint, agents,
                     pay, acts, length, finished,
@@ -397,6 +420,7 @@ class MatchDriver:
                         on_game(g, g // 2, seats, tuple(by_contestant), int(states[s, TICKS]), acts[s, : length[s]].tolist())
                         game_of[s] = -1
                     done += n_fin
+                    room = min(room, cap - 1 - open_max)
                     fin.sort()
                     k.open_games(
                         d.params, states, rngs, probs, fin, next_id, n_games, game_of, seat_of, pay, acts, length,
@@ -458,6 +482,9 @@ class MatchDriver:
         """Contestant ``ci``'s decisions ``[m] int64`` for games ``slots`` (game-id order): one
         pooled search, or with ``split`` (deterministic contestants) one per thread."""
         policy, infer, gamma = self.contestants[ci]
+        dec = self.deciders[ci]
+        if isinstance(dec, _GreedyQ):  # its seed is hashed only when it draws
+            return dec(states, slots, infer, lambda: self.mix(self.seed, ci, _CHOOSE_SEED, round_no), agents)
         seed = self.mix(self.seed, ci, _CHOOSE_SEED, round_no)
         if not self.checked[ci]:
             # the general path's choose checks, once: the composition-level ones on a running
