@@ -168,19 +168,6 @@ _LINE_DC = np.array([1, 0, 1, -1], np.int64)
 
 
 @kernel
-def _run(state, piece, r, c, dr, dc):
-    """Count consecutive ``piece`` cells from (r, c) stepping (dr, dc), excluding (r, c)."""
-    n = 0
-    r += dr
-    c += dc
-    while 0 <= r < ROWS and 0 <= c < COLS and state[CELLS + r * COLS + c] == piece:
-        n += 1
-        r += dr
-        c += dc
-    return n
-
-
-@kernel
 def step(params, state, actions, amounts):
     """Drop the mover's piece in column ``actions[mover]``; detect a win through it or a full board."""
     p = state[TURN]
@@ -193,7 +180,18 @@ def step(params, state, actions, amounts):
     won = False
     for k in range(4):  # the four lines through (r, c); array entries, not literals: one compile
         dr, dc = _LINE_DR[k], _LINE_DC[k]
-        if _run(state, piece, r, c, dr, dc) + _run(state, piece, r, c, -dr, -dc) >= 3:
+        n = 0  # the piece's cells on the line, both ways from (r, c), excluding (r, c)
+        for j in range(2):
+            # Walked here, not in a helper: an array handed to a call costs two reference-count
+            # calls (no-ops on the engine's meminfo-free rows), eight times a step (measured:
+            # ~8% of an Arena Minimax(2) vs Mcts(32) match).
+            sr, sc = (dr, dc) if j == 0 else (-dr, -dc)
+            rr, cc = r + sr, c + sc
+            while 0 <= rr < ROWS and 0 <= cc < COLS and state[CELLS + rr * COLS + cc] == piece:
+                n += 1
+                rr += sr
+                cc += sc
+        if n >= 3:
             won = True
             break
     if won:
