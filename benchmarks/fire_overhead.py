@@ -14,7 +14,6 @@ wrap).  Prints microseconds per call, median and mean, of wall time and of the t
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
