@@ -381,8 +381,9 @@ class MatchDriver:
             done = 0
             ci = 0
             idle = 0  # consecutive phases without a mover (2: nobody can move)
-            # Phases left before a game could outgrow ``acts`` (a phase adds one action to a game;
-            # a new game starts at its opening's length): ``length`` is read only when it is 0.
+            # Phases left before a game could outgrow ``acts`` (a phase adds at most one action to
+            # a game; a new game starts at its opening's length): ``length`` is read again only
+            # when ``room`` runs out, not every phase.
             room = 0
             while done < n_games:
                 m = int(k.phase_movers(d.params, states, game_of, seat_of, ci, agents, movers))
