@@ -320,9 +320,10 @@ def _select(E, g, node, puct, c, off):
     games walk the node's edge list (the same actions in the same order)."""
     cfg = E.cfg
     t_ni, t_visits, t_ef, t_legal = E.t_ni, E.t_visits, E.t_ef, E.t_legal
-    total = t_ni[g, node, TN_TOTAL]
-    root_n = np.sqrt(np.float64(max(total, 1)))
-    log_n = np.log(np.float64(max(total, 1)))
+    total = np.float64(max(t_ni[g, node, TN_TOTAL], 1))
+    # Only the rule's own term (a logarithm costs more than a whole PUCT child's score).
+    root_n = np.sqrt(total) if puct else 0.0
+    log_n = 0.0 if puct else np.log(total)
     best = _IM1
     bs = -np.inf
     if SIMUL:
