@@ -7,8 +7,9 @@ pipelined) and times, per call, the Python the engine runs around it: lending th
 (scheduler thread), validating the output (caller's thread, after the callback returned) and
 routing the predictions back (``finish_fire``: its kernel time is reported apart, it holds no
 GIL).  Each part is timed by wrapping the runtime's methods with ``perf_counter`` and
-``thread_time`` (~1.3 us a wrap, mostly the two thread-clock reads).  Prints microseconds per call, median and mean, of wall time and of the thread's CPU time
-(``time.thread_time``: the Python itself, without the time the OS gave its core to a worker).
+``thread_time`` (~1.3 us a wrap, mostly the two thread-clock reads).  Prints microseconds per
+call, median and mean, of wall time and of the thread's CPU time (``time.thread_time``: the
+Python itself, without the time the OS gave its core to a worker).
 """
 
 from __future__ import annotations
