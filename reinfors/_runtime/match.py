@@ -139,8 +139,8 @@ class _GreedyQ:
         self.srng0, self.heads0 = np.zeros((m, 1), np.uint64), np.zeros(m, np.int64)
 
     def __call__(self, states, slots, infer, seed, agents) -> np.ndarray:
-        """Decisions for ``slots``; ``seed`` is the phase's choose seed, or a callable returning
-        it (read only by a policy that draws)."""
+        """Decisions for ``slots``; ``seed()`` returns the round's choose seed (called only by a
+        policy that draws)."""
         d, m = self.d, len(slots)
         if m > self.cap:
             self._grow(max(m, 2 * self.cap))
@@ -151,7 +151,7 @@ class _GreedyQ:
         if self.fixed:  # no stream is read: head 0 (``next() % 1``), no exploration draw
             srng, heads = self.srng0[:m], self.heads0[:m]
         else:
-            srng = streams(seed() if callable(seed) else seed, m).reshape(m, 1)  # [m, RNG_WIDTH] choose's slot streams
+            srng = streams(seed(), m).reshape(m, 1)  # [m, RNG_WIDTH] choose's slot streams
             heads = (_next_u64(srng[:, 0]) % np.uint64(self.n_heads)).astype(np.int64)
         out = np.empty(m, np.int64)
         self.k.decide_epsilon_greedy(srng, pred, row_uid, heads, legal, d.n_actions, self.epsilon, out)
@@ -483,20 +483,21 @@ class MatchDriver:
         """Contestant ``ci``'s decisions ``[m] int64`` for games ``slots`` (game-id order): one
         pooled search, or with ``split`` (deterministic contestants) one per thread."""
         policy, infer, gamma = self.contestants[ci]
-        dec = self.deciders[ci]
-        if isinstance(dec, _GreedyQ):  # its seed is hashed only when it draws
-            return dec(states, slots, infer, lambda: self.mix(self.seed, ci, _CHOOSE_SEED, round_no), agents)
-        seed = self.mix(self.seed, ci, _CHOOSE_SEED, round_no)
+
+        def seed_of() -> int:  # the round's choose seed (a greedy contestant hashes it only when it draws)
+            return self.mix(self.seed, ci, _CHOOSE_SEED, round_no)
+
         if not self.checked[ci]:
             # the general path's choose checks, once: the composition-level ones on a running
             # env of this composition (per-env ones hold by construction here)
             self.probe._state[:] = states[slots[0]]
-            _, seed, _, gamma = _validate(policy, [self.probe], infer, seed, None, gamma)
+            _, _, _, gamma = _validate(policy, [self.probe], infer, seed_of(), None, gamma)
             self.deciders[ci] = self._decider(ci, float(gamma))
             self.checked[ci] = True
         dec = self.deciders[ci]
         if isinstance(dec, _GreedyQ):
-            return dec(states, slots, infer, seed, agents)
+            return dec(states, slots, infer, seed_of, agents)
+        seed = seed_of()
         rows = states[slots]
         if not split or self.pool is None:
             return dec(rows, infer, seed, rows[:, TICKS])
