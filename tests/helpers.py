@@ -10,11 +10,31 @@ test module builds them (``tests/precompile.py`` compiles them once for the suit
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 from numba import njit
 
 import reinfors as rf
+from reinfors.jit._compile import InternalKernel
 from reinfors.jit.games._contract import HEADER
+
+# -- internal kernels from Python -------------------------------------------------------------------
+
+
+def _shim(k):
+    def call(*args):
+        return k(*args)
+
+    return njit(nogil=True)(call)
+
+
+def python_callable(module) -> SimpleNamespace:
+    """``module``'s names, with each internal kernel (``InternalKernel``: compiled without Numba's
+    CPython wrapper, so Python cannot call it) behind a ``nogil`` njit shim Python can call.  njit
+    test functions keep calling the module's own kernels."""
+    return SimpleNamespace(**{n: _shim(v) if isinstance(v, InternalKernel) else v for n, v in vars(module).items()})
+
 
 # -- callbacks ------------------------------------------------------------------------------------
 

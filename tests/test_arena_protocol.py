@@ -16,10 +16,13 @@ import threading
 
 import numpy as np
 import pytest
+from helpers import python_callable
 from numba import njit
 
-from reinfors.jit import arena as AR
+from reinfors.jit import arena as AR_K
 from reinfors.jit import atomics
+
+AR = python_callable(AR_K)  # internal kernels: Python calls them through njit shims (njit code uses AR_K)
 
 M63 = (1 << 63) - 1
 
@@ -231,7 +234,7 @@ def _stress(ctl, done, rows, owner, n_spans, capacity, wid, out):
     got = 0
     k = 1 + wid % 3
     while got < n_spans:
-        s = AR.reserve(ctl, i, k, capacity)
+        s = AR_K.reserve(ctl, i, k, capacity)
         if s < 0:
             i = (i + 1) % ctl.shape[0]
             # Wait for the scheduler thread to recycle closed arenas.
@@ -239,7 +242,7 @@ def _stress(ctl, done, rows, owner, n_spans, capacity, wid, out):
         for r in range(s, s + k):
             rows[i, r] += 1
             owner[i, r] = wid
-        AR.commit(done, i, k)
+        AR_K.commit(done, i, k)
         got += 1
         k = 1 + (k + wid) % 3
     out[wid] = got
@@ -253,28 +256,28 @@ def _recycler(ctl, done, rows, owner, stop, counts):
     while True:
         idle = True
         for i in range(n):
-            r = AR.seal(ctl, done, i)
-            if r == AR.READY:
-                cur = AR.cursor_of(ctl[i])
+            r = AR_K.seal(ctl, done, i)
+            if r == AR_K.READY:
+                cur = AR_K.cursor_of(ctl[i])
                 for j in range(cur):
                     if rows[i, j] != 1:
                         counts[1] += 1
                     rows[i, j] = 0
                 counts[0] += cur
-                AR.recycle(ctl, done, i)
+                AR_K.recycle(ctl, done, i)
                 idle = False
         if idle and atomics.load_acquire(stop, 0) != 0:
             # Final drain: close everything still open and settle it.
             for i in range(n):
-                AR.close(ctl, i)
-                if AR.seal(ctl, done, i) == AR.READY:
-                    cur = AR.cursor_of(ctl[i])
+                AR_K.close(ctl, i)
+                if AR_K.seal(ctl, done, i) == AR_K.READY:
+                    cur = AR_K.cursor_of(ctl[i])
                     for j in range(cur):
                         if rows[i, j] != 1:
                             counts[1] += 1
                         rows[i, j] = 0
                     counts[0] += cur
-                    AR.recycle(ctl, done, i)
+                    AR_K.recycle(ctl, done, i)
             return 0
     return 0
 

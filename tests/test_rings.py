@@ -5,24 +5,27 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+from helpers import python_callable
 from numba import njit
 
 from reinfors.jit import rings
 
+py_rings = python_callable(rings)  # internal kernels: Python calls them through njit shims
+
 
 def test_fifo_full_and_empty():
-    seq, data, pos = rings.make(4, 3)
+    seq, data, pos = py_rings.make(4, 3)
     assert seq.shape[0] == 4
     out = np.zeros(3, np.int64)
-    assert not rings.pop(seq, data, pos, out)
+    assert not py_rings.pop(seq, data, pos, out)
     for i in range(4):
-        assert rings.push(seq, data, pos, np.array([i, i * 10, -i]))
-    assert not rings.push(seq, data, pos, np.array([9, 9, 9]))
-    assert rings.size(pos) == 4
+        assert py_rings.push(seq, data, pos, np.array([i, i * 10, -i]))
+    assert not py_rings.push(seq, data, pos, np.array([9, 9, 9]))
+    assert py_rings.size(pos) == 4
     for i in range(4):
-        assert rings.pop(seq, data, pos, out) and out.tolist() == [i, i * 10, -i]
-    assert rings.pop1(seq, data, pos) == -1
-    assert rings.push1(seq, data, pos, 42) and rings.pop1(seq, data, pos) == 42
+        assert py_rings.pop(seq, data, pos, out) and out.tolist() == [i, i * 10, -i]
+    assert py_rings.pop1(seq, data, pos) == -1
+    assert py_rings.push1(seq, data, pos, 42) and py_rings.pop1(seq, data, pos) == 42
 
 
 @njit(nogil=True)

@@ -23,7 +23,7 @@ __all__ = ["zero_blocks", "load_slots"]
 _MAX_PLY = np.int64(1) << 62
 
 
-@kernel
+@kernel(entry=True)
 def zero_blocks(addresses, nbytes):
     """Zero ``nbytes[i]`` bytes at ``addresses[i]`` for every ``i`` (arrays the caller holds)."""
     for i in range(addresses.shape[0]):
@@ -31,7 +31,7 @@ def zero_blocks(addresses, nbytes):
         block[:] = 0
 
 
-@kernel
+@kernel(entry=True)
 def load_slots(states, srng, sinfo, rows, plies, seed, stream, heads):
     """``choose``'s ``_fill`` on a zeroed runtime: ``states[:m] = rows`` (``m = len(rows)``),
     ``srng[k, 0] = rng.derive(seed, k, stream)`` for every slot, the acting plies (capped at

@@ -48,7 +48,7 @@ def _row_hash(bits, r, O):
     return h ^ (h >> _S31)
 
 
-@kernel
+@kernel(entry=True)
 def order_unique(rows, spans, n_spans):
     """Env-ordered exact-bytes dedupe of an arena's rows.
 

@@ -20,7 +20,7 @@ from ._compile import kernel
 from .pointers import void_ptr
 
 
-@kernel
+@kernel(entry=True)
 def widen_rows(src, n_cols, dst, col0):
     """``dst[:, col0 : col0 + n_cols] = src[:, :n_cols]`` as float64, for the first
     ``dst.shape[0]`` rows; returns True when every value copied is finite.
@@ -42,7 +42,7 @@ def widen_rows(src, n_cols, dst, col0):
     return bad == 0
 
 
-@kernel
+@kernel(entry=True)
 def finite_cols(src, n_cols, raw):
     """True when ``src[:, :n_cols]`` holds only finite values (the check of :func:`widen_rows`,
     without the copy, in the array's own precision); ``raw`` receives ``(address, rows, row

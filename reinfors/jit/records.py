@@ -18,7 +18,7 @@ import numpy as np
 from ._compile import kernel
 
 
-@kernel
+@kernel(entry=True)
 def permute_rows(a, perm, n, seen, width):
     """Reorder rows ``[0, n)`` of ``a`` in place so that new row ``j`` is old row ``perm[j]``.
 
@@ -56,7 +56,7 @@ def permute_rows(a, perm, n, seen, width):
             j = src
 
 
-@kernel
+@kernel(entry=True)
 def copy_rows(src, rows, dst, at, width):
     """``dst[at[i], :width[i]] = src[rows[i], :width[i]]`` for every ``i``, one row at a time.
 
@@ -72,7 +72,7 @@ def copy_rows(src, rows, dst, at, width):
             d[c] = s[c]
 
 
-@kernel
+@kernel(entry=True)
 def scatter_rows(compact, ids, offsets, out, clear):
     """``out[i, ids[offsets[i] + j]] = compact[i, j]`` for ``j < offsets[i + 1] - offsets[i]``:
     compact per-legal-action rows (AlphaZero's visit shares, in legal-id order) into the batch's
@@ -86,7 +86,7 @@ def scatter_rows(compact, ids, offsets, out, clear):
             out[i, ids[o + j]] = compact[i, j]
 
 
-@kernel
+@kernel(entry=True)
 def legal_csr(mask, n, ranked):
     """CSR of the nonzero columns of rows ``[0, n)`` of a ``[M, A] uint8`` legality mask.
 
@@ -115,7 +115,7 @@ def legal_csr(mask, n, ranked):
     return ids, offsets
 
 
-@kernel
+@kernel(entry=True)
 def map_ids(ids, offsets, players, perm):
     """Map a CSR's ids into each row's player head frame in place: ``ids[k] = perm[p, ids[k]]``
     (``perm: [n_players, A] int64``, the encoder's head map tabulated; ``players: [rows]``)."""
@@ -125,7 +125,7 @@ def map_ids(ids, offsets, players, perm):
             ids[k] = perm[p, ids[k]]
 
 
-@kernel
+@kernel(entry=True)
 def map_columns(rows, players, perm):
     """Permute each row's action block(s) into its player's head frame in place: ``rows: [M, K * A]``,
     column ``h * A + perm[p, a]`` takes ``h * A + a`` (rows of identity players are skipped)."""

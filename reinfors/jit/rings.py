@@ -135,7 +135,7 @@ def pop1(seq, data, pos):
     return v
 
 
-@kernel
+@kernel(entry=True)
 def size(pos):
     """Records currently queued (a snapshot; exact when no thread is pushing or popping)."""
     n = atomics.load_acquire(pos, ENQ) - atomics.load_acquire(pos, DEQ)

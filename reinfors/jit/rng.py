@@ -42,7 +42,7 @@ def mix64(z):
     return z ^ (z >> _S31)
 
 
-@leaf()
+@leaf(entry=True)
 def derive(seed, a, b):
     """Stream start for coordinates ``(seed, a, b)``; distinct coordinates give independent streams."""
     z = mix64(np.uint64(seed) ^ _GOLDEN)
@@ -50,7 +50,7 @@ def derive(seed, a, b):
     return mix64(z ^ (np.uint64(b) * _M2 + _ONE))
 
 
-@leaf()
+@leaf(entry=True)
 def seed_row(rng, seed, a, b):
     """Write the start of stream ``(seed, a, b)`` into ``rng: [RNG_WIDTH] uint64`` (in place)."""
     rng[0] = derive(seed, a, b)
@@ -102,7 +102,7 @@ def index_hi(rng, n):
     return np.int64(mulhi64(next_u64(rng), np.uint64(n)))
 
 
-@leaf()
+@leaf(entry=True)
 def randbelow(rng, n):
     """A uniform integer in ``[0, n)`` for ``n >= 1`` (Lemire's unbiased rejection); advances ``rng``."""
     un = np.uint64(n)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from helpers import (
     make_nim,  # tests/ is on sys.path (rootdir conftest)
+    python_callable,
     zero_pv,
     zero_q,
 )
@@ -172,7 +173,7 @@ def test_rng_streams_are_splitmix_derived_per_slot():
     assert [int(x) for x in got] == want
     state = got.copy()
     row = np.array([got[2]], np.uint64)
-    assert int(_choose_rt._next_u64(state)[2]) == int(_rng.next_u64(row)) and state[2] == row[0]
+    assert int(_choose_rt._next_u64(state)[2]) == int(python_callable(_rng).next_u64(row)) and state[2] == row[0]
     assert int(_choose_rt.streams(2**64 - 1, 1)[0]) == int(
         _rng.derive(np.uint64(2**64 - 1), np.uint64(0), np.uint64(_choose_rt.CHOOSE_STREAM))
     )

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+from helpers import python_callable
 
 import reinfors as rf
-from reinfors.jit import arena, rings
+from reinfors.jit import arena as _arena
 from reinfors.jit import engine_codes as C
+from reinfors.jit import rings as _rings
+
+arena, rings = python_callable(_arena), python_callable(_rings)  # internal kernels, through njit shims
 
 
 def test_an_arena_never_fires_before_its_span_table_is_complete():

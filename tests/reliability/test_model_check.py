@@ -38,8 +38,11 @@ import random
 
 import numpy as np
 import pytest
+from helpers import python_callable
 
-from reinfors.jit import arena as AR
+from reinfors.jit import arena
+
+AR = python_callable(arena)  # internal kernels, through njit shims
 
 LENT = int(AR.pack(True, 0, 0))
 

@@ -183,7 +183,7 @@ def validate_state(params, state) -> str | None:
 # ---------------------------------------------------------------------------------------------
 
 
-@kernel
+@kernel(entry=True)
 def init(params, state):
     """The opening position; the opening roll (who starts, and with what) is pending chance."""
     for i in range(HEADER, STATE_SIZE):
@@ -196,12 +196,12 @@ def init(params, state):
     state[PHASE] = PH_OPENING
 
 
-@kernel
+@kernel(entry=True)
 def chance_pending(params, state):
     return state[PHASE] != PH_DECIDE
 
 
-@kernel
+@kernel(entry=True)
 def chance_outcomes(params, state, probs):
     """Opening: 30 uniform outcomes; later 21 rolls (non-doubles 1/18, doubles 1/36)."""
     if state[PHASE] == PH_OPENING:
@@ -215,7 +215,7 @@ def chance_outcomes(params, state, probs):
     return 21
 
 
-@kernel
+@kernel(entry=True)
 def apply_chance(params, state, outcome):
     o = outcome
     if state[PHASE] == PH_OPENING:
@@ -230,7 +230,7 @@ def apply_chance(params, state, outcome):
     state[PHASE] = PH_DECIDE
 
 
-@kernel
+@kernel(entry=True)
 def legal(params, state, agent, mask):
     if state[PHASE] != PH_DECIDE or state[TO_MOVE] != agent:
         for a in range(N_ACTIONS):
@@ -239,13 +239,13 @@ def legal(params, state, agent, mask):
     return mv.legal_actions(state[BOARD : BOARD + 52], agent, state[DICE], state[DICE + 1], mask)
 
 
-@kernel
+@kernel(entry=True)
 def active(params, state, out):
     out[0] = state[TO_MOVE]
     return 1
 
 
-@kernel
+@kernel(entry=True)
 def is_terminal(params, state):
     return state[BOARD + 50] == CHECKERS or state[BOARD + 51] == CHECKERS
 
@@ -265,7 +265,7 @@ def _margin(state, loser):
     return 2
 
 
-@kernel
+@kernel(entry=True)
 def step(params, state, actions, amounts):
     """Play the mover's action; a double's first decision keeps the dice (double turn), else
     the turn passes and the next roll is pending; at the end score the margin."""
@@ -289,7 +289,7 @@ def step(params, state, actions, amounts):
             amounts[1 - w, k] -= 1.0
 
 
-@kernel
+@kernel(entry=True)
 def encode(params, state, agent, out):
     """OpenSpiel's 200-float observation tensor for ``agent`` (``out: [200] float32``)."""
     opp = 1 - agent

@@ -432,7 +432,7 @@ def _build(state, seed):
 # ---------------------------------------------------------------------------------------------
 
 
-@kernel
+@kernel(entry=True)
 def init(params, state):
     """No track yet: the 32-bit track seed is a pending chance node."""
     for i in range(HEADER, STATE_SIZE):
@@ -442,12 +442,12 @@ def init(params, state):
         state[WTILE + w] = -1
 
 
-@kernel
+@kernel(entry=True)
 def chance_pending(params, state):
     return state[PENDING] != 0
 
 
-@kernel
+@kernel(entry=True)
 def chance_uniform(params, state):
     return 4294967295  # u32::MAX equally likely seeds, one index_hi draw (the original's)
 
@@ -460,7 +460,7 @@ def chance_outcomes(params, state, probs):
     return 1
 
 
-@kernel
+@kernel(entry=True)
 def apply_chance(params, state, outcome):
     """Build the track of seed ``outcome`` and park the car on its first point."""
     f = state.view(np.float64)
@@ -478,14 +478,14 @@ def apply_chance(params, state, outcome):
     state[OFF] = 0
 
 
-@kernel
+@kernel(entry=True)
 def legal(params, state, agent, mask):
     for a in range(N_ACTIONS):
         mask[a] = 1
     return N_ACTIONS
 
 
-@kernel
+@kernel(entry=True)
 def active(params, state, out):
     out[0] = 0
     return 1
@@ -656,7 +656,7 @@ def _physics(params, state, f, action):
     f[F_AV] = av
 
 
-@kernel
+@kernel(entry=True)
 def step(params, state, actions, amounts):
     """Controls, physics, tile contacts, then Gymnasium's step reward and termination."""
     f = state.view(np.float64)
@@ -674,7 +674,7 @@ def step(params, state, actions, amounts):
         amounts[0, K_STEP] += 1.0
 
 
-@kernel
+@kernel(entry=True)
 def is_terminal(params, state):
     return state[PENDING] == 0 and (state[OFF] != 0 or state[NEW_LAP] != 0 or state[VISITED] == state[NT])
 

@@ -208,7 +208,7 @@ def _bar(out, pu, pv, u0, u1, v0, v1, r, g, b):
     _fill(out, pu, pv, 4, r, g, b, W)
 
 
-@kernel
+@kernel(entry=True)
 def render(params, state, agent, out):
     """Render the frame of ``state`` into ``out: [3 * 96 * 96] float32`` (channel-major, 0-255)."""
     for i in range(3 * PLANE):

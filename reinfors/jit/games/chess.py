@@ -199,7 +199,7 @@ def validate_state(params, state) -> str | None:
 # ---------------------------------------------------------------------------------------------
 
 
-@kernel
+@kernel(entry=True)
 def _pack_board(board, out):
     """Pack 64 piece codes into ``out: [4] int64`` (4 bits per square, 16 squares a word)."""
     for w in range(4):
@@ -238,7 +238,7 @@ def push_position(params, state):
     state[REP] = rep
 
 
-@kernel
+@kernel(entry=True)
 def init(params, state):
     """The standard starting position, white (agent 0) to move."""
     for i in range(64):
@@ -253,7 +253,7 @@ def init(params, state):
     push_position(params, state)
 
 
-@kernel
+@kernel(entry=True)
 def tree_copy(params, src, dst):
     """A search child's row from its parent's: every word before the ring, and the ring entries of
     the last ``max(HALF, history - 1)`` plies — the repetition window (a capture or pawn move
@@ -270,7 +270,7 @@ def tree_copy(params, src, dst):
             dst[o + w] = src[o + w]
 
 
-@kernel
+@kernel(entry=True)
 def legal(params, state, agent, mask):
     """Legal 8x8x73 ids of the mover into ``mask: [4672] uint8`` as their 1-based position in
     reinfors 0.4.0's legal order (``LEGAL_RANKS``); all zero for the other agent."""
@@ -296,13 +296,13 @@ def legal_list(params, state, agent, mask, ids):
     return mg.generate(b, state[TURN], state[CASTLE], state[EP], ids, mask, False)
 
 
-@kernel
+@kernel(entry=True)
 def legal_ids(params, state, ids):
     """Legal ids of the mover in reinfors 0.4.0's order into ``ids: [>= 256] int64``; returns the count."""
     return mg.generate(state[BOARD : BOARD + 64], state[TURN], state[CASTLE], state[EP], ids, None, False)
 
 
-@kernel
+@kernel(entry=True)
 def active(params, state, out):
     out[0] = state[TURN]
     return 1
@@ -324,7 +324,7 @@ def apply_move(state, action):
     state[PLY] += 1
 
 
-@kernel
+@kernel(entry=True)
 def step(params, state, actions, amounts):
     """Play the mover's move, record the position, then apply the terminal rules."""
     p = state[TURN]
@@ -348,7 +348,7 @@ def step(params, state, actions, amounts):
         amounts[1, _D] += 1.0
 
 
-@kernel
+@kernel(entry=True)
 def is_terminal(params, state):
     return state[RESULT] >= 0
 

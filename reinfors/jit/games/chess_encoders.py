@@ -82,7 +82,7 @@ def _ratio(num, den):
     return np.float32(num) / np.float32(den)
 
 
-@kernel
+@kernel(entry=True)
 def encode_minimal(params, state, agent, out):
     """``minimal_chess`` into ``out: [19 * 64] float32`` (every element written)."""
     _zero(out)
@@ -155,7 +155,7 @@ def encode_openspiel(params, state, agent, out):
         _fill(out, 19, 1.0)
 
 
-@kernel
+@kernel(entry=True)
 def encode_alphazero(params, state, agent, out):
     """``alphazero_chess`` into ``out: [(14 h + 7) * 64] float32`` from the state row's ring."""
     _zero(out)
@@ -188,7 +188,7 @@ def encode_alphazero(params, state, agent, out):
     _fill(out, b + 6, _ratio(state[HALF], 100))
 
 
-@kernel
+@kernel(entry=True)
 def relative_head(action, agent):
     """``relative_chess`` head index of game ``action`` for ``agent`` (an involution: the same
     function maps a head back to the action).  Agent 1's frame is the rank mirror: the square
@@ -205,7 +205,7 @@ def relative_head(action, agent):
     return (sq ^ 56) * 73 + plane
 
 
-@kernel
+@kernel(entry=True)
 def relative_heads(actions, agents, out):
     """Vectorised :func:`relative_head`: ``out[i] = relative_head(actions[i], agents[i])`` (int64)."""
     for i in range(actions.shape[0]):

@@ -126,7 +126,7 @@ def colour_of(code):
     return 0 if code <= 6 else 1
 
 
-@kernel
+@kernel(entry=True)
 def attacked(board, sq, by):
     """True when square ``sq`` is attacked by colour ``by`` on ``board: [64] int64``."""
     base = 6 * by
@@ -156,7 +156,7 @@ def attacked(board, sq, by):
     return False
 
 
-@kernel
+@kernel(entry=True)
 def king_square(board, colour):
     """Square of ``colour``'s king (-1 if none)."""
     k = 6 * colour + 6
@@ -273,7 +273,7 @@ def _emit_pawn(ids, mask, n, frm, to, side, last_rank):
     return _emit(ids, mask, n, frm * N_PLANES + _queen_plane(frm, to))
 
 
-@kernel
+@kernel(entry=True)
 def generate(board, turn, castle, ep, ids, mask, first_only):
     """Legal moves of ``turn`` as action ids, in reinfors 0.4.0's order (probed; the order of the
     cozy-chess generator): pawns, the en-passant captures, knights, bishops, rooks, queens, the
@@ -442,7 +442,7 @@ def generate(board, turn, castle, ep, ids, mask, first_only):
     return n
 
 
-@kernel
+@kernel(entry=True)
 def decode(board, turn, action):
     """Decode ``action`` into ``(ok, from, to, promotion type 0 or 2..5, castle flag)``.
 
@@ -592,7 +592,7 @@ def make_move(board, turn, castle, ep, halfmove, frm, to, promo, is_castle):
     return castle, new_ep, new_half
 
 
-@kernel
+@kernel(entry=True)
 def perft(board, turn, castle, ep, depth, ids_scr, board_scr):
     """Leaf-node count of the legal move tree to ``depth`` >= 1.
 

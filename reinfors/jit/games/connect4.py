@@ -132,7 +132,7 @@ def validate_state(params, state) -> str | None:
     return None
 
 
-@kernel
+@kernel(entry=True)
 def init(params, state):
     """Empty board, agent 0 to move."""
     for i in range(42):
@@ -144,7 +144,7 @@ def init(params, state):
     state[COUNT] = 0
 
 
-@kernel
+@kernel(entry=True)
 def legal(params, state, agent, mask):
     """Columns with a free top cell, for the agent to move; an all-zero mask for the other."""
     n = 0
@@ -157,7 +157,7 @@ def legal(params, state, agent, mask):
     return n
 
 
-@kernel
+@kernel(entry=True)
 def active(params, state, out):
     out[0] = state[TURN]
     return 1
@@ -167,7 +167,7 @@ _LINE_DR = np.array([0, 1, 1, 1], np.int64)  # row / column steps of the four li
 _LINE_DC = np.array([1, 0, 1, -1], np.int64)
 
 
-@kernel
+@kernel(entry=True)
 def step(params, state, actions, amounts):
     """Drop the mover's piece in column ``actions[mover]``; detect a win through it or a full board."""
     p = state[TURN]
@@ -206,12 +206,12 @@ def step(params, state, actions, amounts):
         state[TURN] = 1 - p
 
 
-@kernel
+@kernel(entry=True)
 def is_terminal(params, state):
     return state[RESULT] >= 0
 
 
-@kernel
+@kernel(entry=True)
 def encode(params, state, agent, out):
     """Plane 0: the observer's pieces; plane 1: the opponent's (rows bottom-first)."""
     mine = agent + 1

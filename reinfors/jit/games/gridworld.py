@@ -124,7 +124,7 @@ def validate_state(params, state) -> str | None:
     return None
 
 
-@kernel
+@kernel(entry=True)
 def init(params, state):
     """No position yet: the start cell is a pending chance node."""
     state[ROW] = -1
@@ -132,12 +132,12 @@ def init(params, state):
     state[PENDING] = 1
 
 
-@kernel
+@kernel(entry=True)
 def chance_pending(params, state):
     return state[PENDING] != 0
 
 
-@kernel
+@kernel(entry=True)
 def chance_outcomes(params, state, probs):
     """Outcome = cell index; uniform over every cell but the goal."""
     s = params[P_SIZE]
@@ -149,7 +149,7 @@ def chance_outcomes(params, state, probs):
     return n
 
 
-@kernel
+@kernel(entry=True)
 def apply_chance(params, state, outcome):
     s = params[P_SIZE]
     state[ROW] = outcome // s
@@ -157,20 +157,20 @@ def apply_chance(params, state, outcome):
     state[PENDING] = 0
 
 
-@kernel
+@kernel(entry=True)
 def legal(params, state, agent, mask):
     for a in range(4):
         mask[a] = 1
     return 4
 
 
-@kernel
+@kernel(entry=True)
 def active(params, state, out):
     out[0] = 0
     return 1
 
 
-@kernel
+@kernel(entry=True)
 def step(params, state, actions, amounts):
     """Move (walls block); ``goal`` on arrival, else ``step``."""
     s = params[P_SIZE]
@@ -194,12 +194,12 @@ def step(params, state, actions, amounts):
         amounts[0, 0] += 1.0
 
 
-@kernel
+@kernel(entry=True)
 def is_terminal(params, state):
     return state[ROW] == params[P_GOAL_R] and state[COL] == params[P_GOAL_C]
 
 
-@kernel
+@kernel(entry=True)
 def encode(params, state, agent, out):
     """Plane 0: one-hot agent cell; plane 1: one-hot goal cell."""
     s = params[P_SIZE]

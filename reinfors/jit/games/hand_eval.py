@@ -179,7 +179,7 @@ def eval_hand(cards, n):
     return np.int64(HIGH_CARD) << 20 | _top_ranks(allmask, 5)
 
 
-@kernel
+@kernel(entry=True)
 def eval_many(hands, n, out):
     """Batched :func:`eval_hand`: ``hands: [B, >= n] int64`` -> ``out: [B] int64``."""
     for b in range(hands.shape[0]):

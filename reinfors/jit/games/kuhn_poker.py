@@ -141,7 +141,7 @@ def validate_state(params, state) -> str | None:
     return None
 
 
-@kernel
+@kernel(entry=True)
 def init(params, state):
     """No cards yet (the deal is pending chance), empty history."""
     p = params[0]
@@ -154,13 +154,13 @@ def init(params, state):
     state[hlen + 1] = -1
 
 
-@kernel
+@kernel(entry=True)
 def chance_pending(params, state):
     p = params[0]
     return state[HEADER + 3 * p + 1] < p
 
 
-@kernel
+@kernel(entry=True)
 def chance_outcomes(params, state, probs):
     """Outcome = card id; uniform over the cards not dealt yet."""
     p = params[0]
@@ -174,7 +174,7 @@ def chance_outcomes(params, state, probs):
     return p + 1
 
 
-@kernel
+@kernel(entry=True)
 def apply_chance(params, state, outcome):
     p = params[0]
     dealt = HEADER + 3 * p + 1
@@ -182,7 +182,7 @@ def apply_chance(params, state, outcome):
     state[dealt] += 1
 
 
-@kernel
+@kernel(entry=True)
 def legal(params, state, agent, mask):
     p = params[0]
     mover = state[HEADER + 3 * p - 1] % p
@@ -192,7 +192,7 @@ def legal(params, state, agent, mask):
     return 2 * ok
 
 
-@kernel
+@kernel(entry=True)
 def active(params, state, out):
     p = params[0]
     out[0] = state[HEADER + 3 * p - 1] % p
@@ -209,7 +209,7 @@ def _is_over(state, p):
     return n >= first + p
 
 
-@kernel
+@kernel(entry=True)
 def step(params, state, actions, amounts):
     """Append the mover's action; at the end, write each seat's chip delta under ``scale``."""
     p = params[0]
@@ -247,12 +247,12 @@ def step(params, state, actions, amounts):
         amounts[winner, 0] += pot
 
 
-@kernel
+@kernel(entry=True)
 def is_terminal(params, state):
     return _is_over(state, params[0])
 
 
-@kernel
+@kernel(entry=True)
 def encode(params, state, agent, out):
     """Own card one-hot (``p + 1`` slots), then the history: 0.5 pass, 1.0 bet, 0 not yet."""
     p = params[0]

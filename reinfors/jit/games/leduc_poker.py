@@ -195,7 +195,7 @@ def validate_state(params, state) -> str | None:
     return None
 
 
-@kernel
+@kernel(entry=True)
 def init(params, state):
     """No cards yet (the deal is pending chance), empty history, antes in."""
     for i in range(HEADER, STATE_SIZE):
@@ -208,12 +208,12 @@ def init(params, state):
     state[FOLDED] = -1
 
 
-@kernel
+@kernel(entry=True)
 def chance_pending(params, state):
     return state[DEALT] < 2 or (state[ROUND] == 1 and state[PUB] < 0 and state[OVER] == 0)
 
 
-@kernel
+@kernel(entry=True)
 def chance_outcomes(params, state, probs):
     """Outcome = card id; uniform over the cards not dealt yet."""
     left = N_CARDS - state[DEALT] - (1 if state[PUB] >= 0 else 0)
@@ -227,7 +227,7 @@ def chance_outcomes(params, state, probs):
     return N_CARDS
 
 
-@kernel
+@kernel(entry=True)
 def apply_chance(params, state, outcome):
     if state[DEALT] < 2:
         state[CARD0 + state[DEALT]] = outcome
@@ -236,7 +236,7 @@ def apply_chance(params, state, outcome):
         state[PUB] = outcome
 
 
-@kernel
+@kernel(entry=True)
 def legal(params, state, agent, mask):
     """Fold only when facing a bet; call always; raise while fewer than 2 raises this round."""
     if agent != state[MOVER] or state[OVER] != 0:
@@ -251,7 +251,7 @@ def legal(params, state, agent, mask):
     return mask[0] + 1 + mask[2]
 
 
-@kernel
+@kernel(entry=True)
 def active(params, state, out):
     out[0] = state[MOVER]
     return 1
@@ -266,7 +266,7 @@ def _rank(card, public):
     return r
 
 
-@kernel
+@kernel(entry=True)
 def step(params, state, actions, amounts):
     """Apply the mover's action; at the end, write each seat's chip delta under ``scale``."""
     mover = state[MOVER]
@@ -311,12 +311,12 @@ def step(params, state, actions, amounts):
         amounts[1, 0] += stake
 
 
-@kernel
+@kernel(entry=True)
 def is_terminal(params, state):
     return state[OVER] != 0
 
 
-@kernel
+@kernel(entry=True)
 def encode(params, state, agent, out):
     """Own card, public card, round flag, both rounds' actions as ``(a + 1) / 3``; ``out: [21] float32``."""
     for i in range(OBS_SIZE):

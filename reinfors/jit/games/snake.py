@@ -433,7 +433,7 @@ def _with_food(params, state, cells_rc) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-@kernel
+@kernel(entry=True)
 def init(params, state):
     """Clear the row, lay out the initial bodies; the initial food is pending chance."""
     n = params[P_N]
@@ -458,12 +458,12 @@ def init(params, state):
     state[PENDING] = params[P_FOOD]
 
 
-@kernel
+@kernel(entry=True)
 def chance_pending(params, state):
     return state[PENDING] > 0
 
 
-@kernel
+@kernel(entry=True)
 def chance_outcomes(params, state, probs):
     """Outcome = cell index; uniform over the free cells (none positive when the grid is full)."""
     cells = params[P_CELLS]
@@ -475,7 +475,7 @@ def chance_outcomes(params, state, probs):
     return cells
 
 
-@kernel
+@kernel(entry=True)
 def apply_chance(params, state, outcome):
     """Put food on ``outcome``; with no free cell left the remaining spawns of the tick are dropped."""
     cells = params[P_CELLS]
@@ -492,7 +492,7 @@ def apply_chance(params, state, outcome):
         state[PENDING] = 0
 
 
-@kernel
+@kernel(entry=True)
 def legal(params, state, agent, mask):
     ok = 1 if state[SNAKES + SW * agent + S_ALIVE] != 0 else 0
     mask[0] = ok
@@ -501,7 +501,7 @@ def legal(params, state, agent, mask):
     return 3 * ok
 
 
-@kernel
+@kernel(entry=True)
 def active(params, state, out):
     k = 0
     for i in range(params[P_N]):
@@ -511,7 +511,7 @@ def active(params, state, out):
     return k
 
 
-@kernel
+@kernel(entry=True)
 def step(params, state, actions, amounts):
     """One simultaneous tick: turn, target, resolve deaths, move, eat, decide; queue respawns."""
     G = params[P_G]
@@ -689,12 +689,12 @@ def step(params, state, actions, amounts):
                 amounts[i, K_SURVIVAL] = 1.0
 
 
-@kernel
+@kernel(entry=True)
 def is_terminal(params, state):
     return state[OVER] != 0
 
 
-@kernel
+@kernel(entry=True)
 def encode(params, state, agent, out):
     """Five ``G x G`` planes (own head, own body, other heads, other bodies, food), rotated so the
     observer's direction points up: ``(r, c)`` goes to ``(r, c)`` facing up, ``(G-1-r, G-1-c)``

@@ -305,7 +305,7 @@ def _next_needing(params, state, start):
     return -1
 
 
-@kernel
+@kernel(entry=True)
 def init(params, state):
     """Empty table: nothing dealt (button, holes and board are pending chance)."""
     n = params[0]
@@ -319,7 +319,7 @@ def init(params, state):
         state[SEATS + 2 * n + i] = params[1]
 
 
-@kernel
+@kernel(entry=True)
 def chance_pending(params, state):
     n = params[0]
     if state[DEAL] <= n:
@@ -331,7 +331,7 @@ def chance_pending(params, state):
     return state[BOARDN] < want
 
 
-@kernel
+@kernel(entry=True)
 def chance_uniform(params, state):
     """Every deal node is uniform: its outcome count (the runtime then draws without a fan)."""
     n = params[0]
@@ -396,7 +396,7 @@ def _new_street(params, state, st):
         state[RUNOUT] = 1
 
 
-@kernel
+@kernel(entry=True)
 def apply_chance(params, state, outcome):
     n = params[0]
     d = state[DEAL]
@@ -437,7 +437,7 @@ def apply_chance(params, state, outcome):
         _start_betting(params, state)
 
 
-@kernel
+@kernel(entry=True)
 def legal(params, state, agent, mask):
     n = params[0]
     mask[0] = 0
@@ -462,7 +462,7 @@ def legal(params, state, agent, mask):
     return cnt
 
 
-@kernel
+@kernel(entry=True)
 def active(params, state, out):
     if state[OVER] != 0:
         return 0
@@ -470,12 +470,12 @@ def active(params, state, out):
     return 1
 
 
-@kernel
+@kernel(entry=True)
 def is_terminal(params, state):
     return state[OVER] != 0
 
 
-@kernel
+@kernel(entry=True)
 def _payout(params, state, amounts):
     """Pay the pot(s) into ``amounts[:, 0]`` as chip deltas and end the hand."""
     n = params[0]
@@ -546,7 +546,7 @@ def _payout(params, state, amounts):
     state[SETTLE] = 0
 
 
-@kernel
+@kernel(entry=True)
 def step(params, state, actions, amounts):
     """The seat to act folds / calls / raises; closes the street, the hand or starts a run-out."""
     n = params[0]
@@ -611,7 +611,7 @@ def settle(params, state, amounts):
     return False
 
 
-@kernel
+@kernel(entry=True)
 def encode(params, state, agent, out):
     """Planes ``[plane, suit, rank]`` flattened (``out: [(2n + 19) * 52] float32``)::
 

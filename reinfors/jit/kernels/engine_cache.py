@@ -286,7 +286,7 @@ def _pin_view(cctl):
         _atomics.fetch_sub(cctl, CC_PIN + 8 * v, 1)
 
 
-@kernel
+@kernel(entry=True)
 def release_gated(A, route_id, ready_out):
     """Liveness rungs without a fire (stall ladder, quiescence): release ``route_id``'s gated
     tickets (stale ones are demoted into its open arena) and queue the slots that became ready.
@@ -414,7 +414,7 @@ def _cache_publish(E):
         cctl[CC_APPLIED + 8] -= done
 
 
-@kernel
+@kernel(entry=True)
 def demand_full(A):
     """The capacity rung with the cache on: the first route whose open arena rows plus drained
     gated hits reach the capacity, or -1.  The scheduler then closes and fires that arena (which
@@ -433,7 +433,7 @@ def demand_full(A):
     return -1
 
 
-@kernel
+@kernel(entry=True)
 def cache_clear(A):
     """Empty both views and the log (routes changed, or a restore).  Scheduler only, with no
     worker running."""

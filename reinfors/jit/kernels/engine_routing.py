@@ -184,7 +184,7 @@ def _place_run(AT, g, j0, k, route, cached, msg):
     return True
 
 
-@kernel
+@kernel(entry=True)
 def drain(A, spans, span_n, acc):
     """Drain every queued message in order: Emitted spans go to their arena's span table
     (``spans: [R * NA, CAP, 4]`` = slot, start, rows, row offset; ``span_n: [R * NA]``);
@@ -233,7 +233,7 @@ def drain(A, spans, span_n, acc):
     return parked
 
 
-@kernel
+@kernel(entry=True)
 def sealable(A, route, first):
     """Index of the first arena of ``route`` (scanning from ``first``) that is closed and fully
     settled, or -1.  Poisoned arenas come back as ``-2 - index``."""
@@ -251,7 +251,7 @@ def sealable(A, route, first):
     return -1
 
 
-@kernel
+@kernel(entry=True)
 def arena_fill(A, route, i):
     """Rows reserved in arena ``i`` of ``route`` (its cursor)."""
     E = _unpack(A)
@@ -259,7 +259,7 @@ def arena_fill(A, route, i):
     return _arena.cursor_of(E.arena_ctl[route * n_arenas + i])
 
 
-@kernel
+@kernel(entry=True)
 def close_all_open(A, route):
     """Quiescence rung: close every open arena of ``route`` that holds rows — normally just the
     chain's current one, but a writer delayed across a whole cycle of the chain can leave rows
@@ -277,7 +277,7 @@ def close_all_open(A, route):
     return n
 
 
-@kernel
+@kernel(entry=True)
 def close_open(A, route):
     """Close the route's open arena if it holds rows (quiescence / stall rung); returns its index
     or -1 when it was empty."""
@@ -352,7 +352,7 @@ def route(A, spans, span_n, route_id, i, out, ready_out, raw):
     return n_ready
 
 
-@kernel
+@kernel(entry=True)
 def spans_complete(A, spans, span_n, acc, ai):
     """Drain the message ring, then tell whether arena ``ai``'s span table covers every row it
     reserved.  Every span message is published before its commit, so a settled arena's messages
@@ -368,7 +368,7 @@ def spans_complete(A, spans, span_n, acc, ai):
     return got == _arena.cursor_of(w) and E.a_alias_n[ai] == _arena.alias_of(w)
 
 
-@kernel
+@kernel(entry=True)
 def find_fireable(A, spans, span_n, acc):
     """The scheduler's per-iteration poll in one call: the first closed, settled arena over all
     routes (scanning each route's chain from its open arena onwards) whose span table is
@@ -395,7 +395,7 @@ def find_fireable(A, spans, span_n, acc):
     return found
 
 
-@kernel
+@kernel(entry=True)
 def finish_fire(A, spans, span_n, route_id, i, out, ready_out, recycle_now, gen, raw):
     """After the callback: route ``out`` back by position (``raw``: see ``route``; never with
     the cache on, whose log stores ``out``'s full rows), recycle the arena (unless a caller

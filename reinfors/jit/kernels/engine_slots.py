@@ -409,7 +409,7 @@ def _advance(AT, E, g):
             _finish_tick(AT, g, na)
 
 
-@kernel
+@kernel(entry=True)
 def work(A, yield_on_full, spin):
     """Worker loop (nogil): advance ready slots until the ring stays empty for ``spin`` polls
     (``W_IDLE``), an arena closed full while ``yield_on_full`` (``W_FULL``), or stop was requested
@@ -445,7 +445,7 @@ def work(A, yield_on_full, spin):
             return W_FULL
 
 
-@kernel
+@kernel(entry=True)
 def push_ready(A, slots, n):
     """Queue ``slots[:n]`` on the ready ring (the scheduler is its only producer)."""
     E = _unpack(A)
@@ -455,7 +455,7 @@ def push_ready(A, slots, n):
             pass
 
 
-@kernel
+@kernel(entry=True)
 def unpark_all(A):
     """Every parked slot becomes EMIT again (the scheduler then queues it); returns how many."""
     E = _unpack(A)
@@ -472,7 +472,7 @@ def unpark_all(A):
 _SB_STREAM = np.uint64(0x53544152)  # "STAR": stream coordinate of the start buffer
 
 
-@kernel
+@kernel(entry=True)
 def start_slots(A, seed):
     """Seed every slot's RNG from (seed, slot) and start its first episode."""
     E = _unpack(A)
@@ -487,7 +487,7 @@ def start_slots(A, seed):
         sinfo[g, SI_STATUS] = ST_EMIT
 
 
-@kernel
+@kernel(entry=True)
 def wait_progress(A, spins):
     """Scheduler wait without the GIL: poll until an arena closed full or a pipelined callback
     returned (1), a slot became ready (2) or nothing is in flight any more (3); 0 after ``spins``

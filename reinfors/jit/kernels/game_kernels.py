@@ -52,7 +52,7 @@ def resolve_chance(params, state, rng, probs):
     return applied
 
 
-@kernel
+@kernel(entry=True)
 def reset(params, state, horizon, rng, probs):
     """Start a fresh episode in ``state: [state_size] int64`` (header + game words), resolving chance."""
     for i in range(HEADER):
@@ -62,7 +62,7 @@ def reset(params, state, horizon, rng, probs):
     resolve_chance(params, state, rng, probs)
 
 
-@kernel
+@kernel(entry=True)
 def active_agents(params, state, out):
     """Agents acting this tick into ``out: [n_players] int64``; 0 when the episode is over."""
     if state[DONE] != RUNNING:
@@ -70,7 +70,7 @@ def active_agents(params, state, out):
     return G_active(params, state, out)
 
 
-@kernel
+@kernel(entry=True)
 def legal_mask(params, state, agent, mask):
     """Legal mask of ``agent`` into ``mask: [N_ACTIONS] uint8``; all zero when finished."""
     if state[DONE] != RUNNING:
@@ -80,13 +80,13 @@ def legal_mask(params, state, agent, mask):
     return G_legal(params, state, agent, mask)
 
 
-@kernel
+@kernel(entry=True)
 def observe(params, state, agent, out):
     """Encode ``agent``'s observation into ``out: [obs_size] float32`` (works after the end too)."""
     G_encode(params, state, agent, out)
 
 
-@kernel
+@kernel(entry=True)
 def info_key(params, state, agent, out):
     """Information-state key bytes of ``agent`` into ``out: [max_key] uint8``; returns the length."""
     return G_info_key(params, state, agent, out)
@@ -125,7 +125,7 @@ def step_rules(params, state, actions, amounts):
     return True
 
 
-@kernel
+@kernel(entry=True)
 def apply_step(params, state, actions, amounts, rng, probs):
     """Advance one tick with an already validated joint action (in place).
 
@@ -140,7 +140,7 @@ def apply_step(params, state, actions, amounts, rng, probs):
             state[DONE] = TERMINAL
 
 
-@kernel
+@kernel(entry=True)
 def weigh(amounts, weights, out):
     """Per-agent rewards ``out[p] = sum_k amounts[p, k] * weights[k]`` (float64, in place)."""
     for p in range(amounts.shape[0]):
@@ -150,7 +150,7 @@ def weigh(amounts, weights, out):
         out[p] = r
 
 
-@kernel
+@kernel(entry=True)
 def random_playouts(params, states, rngs, horizon, weights, n_players, n_chance, n_steps, obs_out, encode_obs):
     """Batched random legal play: each row of ``states: [B, state_size] int64`` takes uniformly
     random legal actions (``rngs: [B, 1] uint64``; ``n_players`` agents; chance fans of at most

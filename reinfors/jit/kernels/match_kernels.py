@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 # -- end of bound names (scripts/kernel_part_imports.py) --
 
 
-@kernel
+@kernel(entry=True)
 def step_slots(params, states, rngs, probs, slots, actions, amounts, weights, rewards, joint, agents):
     """Play ``actions[i]`` for the single active agent of game ``slots[i]``, for every ``i``.
 
@@ -43,7 +43,7 @@ def step_slots(params, states, rngs, probs, slots, actions, amounts, weights, re
         weigh(amounts, weights, rewards[i])
 
 
-@kernel
+@kernel(entry=True)
 def movers(params, states, slots, agents, out):
     """``out[i]`` = the single active agent of game ``slots[i]`` (-1 once it has none)."""
     for i in range(slots.shape[0]):
@@ -51,7 +51,7 @@ def movers(params, states, slots, agents, out):
         out[i] = agents[0] if n > 0 else -1
 
 
-@kernel
+@kernel(entry=True)
 def encode_movers(params, states, slots, rows, legal, agents):
     """For every ``i``: the observation (``rows: [len(slots), obs_size] float32``) and legal mask
     (``legal: [len(slots), n_actions] uint8``) of game ``slots[i]``'s single active agent, written
@@ -63,7 +63,7 @@ def encode_movers(params, states, slots, rows, legal, agents):
         legal_mask(params, st, agents[0], legal[i])
 
 
-@kernel
+@kernel(entry=True)
 def decide_epsilon_greedy(srng, preds, row_uid, heads, legal, n_actions, epsilon, out):
     """EpsilonGreedyQ's decisions, exactly as the engine's ``_act`` makes them: ``out[i]`` from
     prediction row ``preds[row_uid[i]]`` (``[u, n_heads * n_actions] float64``), head ``heads[i]``
@@ -72,7 +72,7 @@ def decide_epsilon_greedy(srng, preds, row_uid, heads, legal, n_actions, epsilon
         out[i] = _mf_match.epsilon_greedy(srng[i], preds[row_uid[i]], heads[i], legal[i], n_actions, epsilon)
 
 
-@kernel
+@kernel(entry=True)
 def choose_gather(A, spans, span_n, acc, sinfo, ctl, arena_rows, n_arenas, status_col, park, error_word):
     """One ``choose`` round up to its callback, for a single-threaded choose runtime (nogil,
     one caller): advance every runnable slot (``work``), then — unless every slot parked or a
@@ -128,7 +128,7 @@ def _fold_match(h, part):
     return (h ^ np.uint64(part)) * _U_GOLDEN_MATCH
 
 
-@kernel
+@kernel(entry=True)
 def mix_seeds(seed, first, count, domain, out):
     """``out[i] = reinfors.arena._mix64(seed, first + i, domain)`` for every ``i < count`` (the
     Arena's per-game chance seeds and per-pair opening seeds; ``seed`` as its low 64 bits)."""
@@ -139,7 +139,7 @@ def mix_seeds(seed, first, count, domain, out):
         out[i] = _fin_match(h)
 
 
-@kernel
+@kernel(entry=True)
 def draw_openings(params, seeds, n_moves, max_retries, out_states, out_rng, out_acts, probs, amounts, joint, agents, mask, rng):
     """``rf.starts.RandomStartingMoves(n_moves, max_retries).generate(game, reward, seeds[p])`` for
     every pair ``p``, as its ``_draw`` attempts make it: attempt ``t`` resets an episode under chance
@@ -193,7 +193,7 @@ def draw_openings(params, seeds, n_moves, max_retries, out_states, out_rng, out_
     return -1
 
 
-@kernel
+@kernel(entry=True)
 def phase_movers(params, states, game_of, seat_of, contestant, agents, out):
     """The open slots (``game_of >= 0``, ascending) whose single active agent is seated for
     ``contestant`` (``seat_of: [n_slots, 2]`` agent -> contestant) into ``out``; returns their
@@ -210,7 +210,7 @@ def phase_movers(params, states, game_of, seat_of, contestant, agents, out):
     return n
 
 
-@kernel
+@kernel(entry=True)
 def step_record(params, states, rngs, probs, slots, actions, amounts, weights, rewards, joint, agents, pay, acts, length, finished):
     """:func:`step_slots`, then per game: its payoffs (``pay: [n_slots, 2]`` by agent seat) add
     the step's rewards, the action is recorded (``acts[s, length[s]]``; the caller keeps room),
@@ -229,7 +229,7 @@ def step_record(params, states, rngs, probs, slots, actions, amounts, weights, r
     return n
 
 
-@kernel
+@kernel(entry=True)
 def open_games(params, states, rngs, probs, slots, next_id, n_games, game_of, seat_of, pay, acts, length, game_rng, has_open, open_states, open_rng, open_acts, open_len):
     """Open the next games (``next_id[0]`` on, below ``n_games``) into the free ``slots`` in
     order, as the Arena opens them: game ``g`` resets under chance seed ``game_rng[g]``, then —
@@ -264,7 +264,7 @@ def open_games(params, states, rngs, probs, slots, next_id, n_games, game_of, se
     return opened
 
 
-@kernel
+@kernel(entry=True)
 def choose_round(
     A, spans, span_n, acc, sinfo, ctl, arena_rows, n_arenas, status_col, park, error_word,
     prev_code, prev_n, uid, mode, q32, v32, p64, buf, ready_buf, raw,

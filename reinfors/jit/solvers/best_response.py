@@ -18,7 +18,7 @@ import numpy as np
 from reinfors.jit._compile import kernel
 
 
-@kernel
+@kernel(entry=True)
 def policy_values(kind, infoset, first_edge, n_edges, term_id, edge_child, edge_prob, util, policy, value):
     """Expected returns of every player under ``policy`` at every node, into
     ``value: [n_nodes, P] float64`` (reverse pre-order).  Returns nothing; ``value[0]`` is the
@@ -143,7 +143,7 @@ def best_response_value(
     return value[0]
 
 
-@kernel
+@kernel(entry=True)
 def best_response_values(
     kind,
     player,

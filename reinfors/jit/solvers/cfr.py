@@ -27,7 +27,7 @@ from reinfors.jit._compile import kernel
 from reinfors.jit.solvers.gametree import key_find
 
 
-@kernel
+@kernel(entry=True)
 def regret_matching(regret, is_nact, cur):
     """Current policy from cumulative regrets (OpenSpiel's ``_regret_matching``), in place.
 
@@ -49,7 +49,7 @@ def regret_matching(regret, is_nact, cur):
                 cur[i, a] = 1.0 / na
 
 
-@kernel
+@kernel(entry=True)
 def average_policy(cum, is_nact, out):
     """Average policy from cumulative policy sums into ``out: [n_infosets, A] float64``
     (uniform over the legal slots where the sum is zero, OpenSpiel's ``_update_average_policy``)."""
@@ -68,7 +68,7 @@ def average_policy(cum, is_nact, out):
             out[i, a] = 0.0
 
 
-@kernel
+@kernel(entry=True)
 def cfr_iterations(
     kind,
     player,
@@ -192,7 +192,7 @@ UNPACK_MISMATCH = 5
 UNPACK_DUPLICATE = 6
 
 
-@kernel
+@kernel(entry=True)
 def packed_size(order, key_len, is_nact):
     """Bytes :func:`pack_entries` writes for the info states ``order: [m] int64``."""
     total = 0
@@ -218,7 +218,7 @@ def _put_f64(buf, pos, v, tmp):
     return pos + 8
 
 
-@kernel
+@kernel(entry=True)
 def pack_entries(order, key_data, key_len, is_nact, is_actions, regret, cum, cur, buf):
     """Serialise the info states ``order`` (in that order) into ``buf: [packed_size] uint8``."""
     tmp = np.zeros(1, np.float64)
@@ -256,7 +256,7 @@ def _get_f64(buf, pos, tmp):
     return tmp[0]
 
 
-@kernel
+@kernel(entry=True)
 def unpack_entries(buf, count, max_actions, table, key_data, key_len, is_nact, is_actions, regret, cum, cur, seen):
     """Parse ``count`` entries from ``buf: [m] uint8`` into the tables (rows of listed info
     states; ``seen`` marks them).  Returns 0 or an ``UNPACK_*`` code."""
@@ -304,7 +304,7 @@ def unpack_entries(buf, count, max_actions, table, key_data, key_len, is_nact, i
     return 0
 
 
-@kernel
+@kernel(entry=True)
 def unpack_insert(buf, count, max_actions, max_key, key_data, key_len, is_nact, is_actions, regret, cum, cur):
     """Like :func:`unpack_entries` for a growing table (external MCCFR on Hold'em): rows
     ``0 .. count-1`` are filled in payload order (the caller rebuilds the key table and checks
@@ -346,7 +346,7 @@ def unpack_insert(buf, count, max_actions, max_key, key_data, key_len, is_nact, 
     return 0
 
 
-@kernel
+@kernel(entry=True)
 def insert_keys(table, key_data, key_len, n):
     """Fill ``table`` (all -1) with rows ``0 .. n-1``; returns the first duplicate row or -1."""
     for i in range(n):

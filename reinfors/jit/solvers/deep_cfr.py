@@ -109,7 +109,7 @@ def _regret_match(out_row, legal, nleg, sigma):
     sigma[best] = 1.0
 
 
-@kernel
+@kernel(entry=True)
 def init_traversals(params, horizon, work, status, wait_entry, sp, acc, rngs, seed, base, traverser):
     """Fresh traversals: initial states in ``work: [T, S] int64``, streams
     ``rngs: [T, 1] uint64`` = ``derive(seed, base + j, traverser)``."""
@@ -127,7 +127,7 @@ def init_traversals(params, horizon, work, status, wait_entry, sp, acc, rngs, se
         _rng.seed_row(rngs[j], seed, base + j, traverser)
 
 
-@kernel
+@kernel(entry=True)
 def advance(
     params,
     weights,
@@ -381,7 +381,7 @@ def _step_with(params, state, actions, amounts, weights, traverser):
     return r
 
 
-@kernel
+@kernel(entry=True)
 def infoset_obs(
     params, horizon, state_size, n_players, n_actions, max_chance, max_depth, table, key_data, key_len, obs, seen,
     n_keys,
@@ -476,7 +476,7 @@ def infoset_obs(
     return written
 
 
-@kernel
+@kernel(entry=True)
 def policy_rows(out, is_actions, is_nact, policy):
     """The tabular policy a ``policy_infer`` output describes, into ``policy: [I, A] float64``.
 

@@ -81,7 +81,7 @@ def key_hash(key, n):
     return h
 
 
-@kernel
+@kernel(entry=True)
 def key_find(table, key_data, key_len, key, n):
     """Slot of ``key[:n]`` in ``table: [cap] int64`` (cap a power of two): the slot holding its
     info-state id, or the empty slot (``table[slot] == -1``) where it would be inserted."""
@@ -102,7 +102,7 @@ def key_find(table, key_data, key_len, key, n):
         slot = (slot + 1) & (table.shape[0] - 1)
 
 
-@kernel
+@kernel(entry=True)
 def rebuild_table(table, key_data, key_len, n_infosets):
     """Refill ``table`` (all -1 on entry is not required) with info states ``0 .. n_infosets-1``."""
     for s in range(table.shape[0]):
@@ -112,7 +112,7 @@ def rebuild_table(table, key_data, key_len, n_infosets):
         table[slot] = i
 
 
-@kernel
+@kernel(entry=True)
 def walk(
     params,
     horizon,

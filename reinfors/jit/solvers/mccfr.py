@@ -80,7 +80,7 @@ def _sample_slot(rng, pol, r, na):
     return last
 
 
-@kernel
+@kernel(entry=True)
 def mccfr_iterations(
     kind,
     player,
@@ -222,7 +222,7 @@ def _grow(regret, cum, cur, key_data, key_len, is_nact, is_actions, n_infosets):
     return r2, c2, u2, k2, l2, n2, x2, t2
 
 
-@kernel
+@kernel(entry=True)
 def mccfr_live(
     params,
     horizon,
