@@ -7,10 +7,13 @@ import zlib
 
 import numpy as np
 import pytest
+from helpers import python_callable
 
 import reinfors as rf
-from reinfors.jit import rng as R
+from reinfors.jit import rng
 from reinfors.solvers import deep_cfr as DC
+
+R = python_callable(rng)  # internal kernels, through njit shims
 
 FIELDS = [
     ("advantage_obs", np.float32),
