@@ -46,9 +46,13 @@ _WAIT_MIN_S = 10.0  # the least a helper is waited for after ``work`` compiled (
 # depth-first compile reaches last (the decision after a search, then the tick's end: ~2 s and
 # ~1.2 s of a cold Connect4 AlphaZero, reached ~10 s and ~13 s in).  Cached by then, the parent
 # loads them instead of compiling them (cold c4_az_zero 16.0-16.8 -> 12.8-12.9 s to the first
-# batch).  A model-free family's ``work`` reaches the tick's end ~3 s in: nothing to gain there.
+# batch).  A model-free family's ``work`` reaches the tick's end ~3 s in, too early for the tick
+# itself; its helper compiles the two big callees the tick reaches inside: the DQN flush (~1.1 s,
+# compiled into PPO modules too: the learner is a runtime switch) and the request (~1.5 s).
+# Cold quickstart 11.24 / 11.76 -> 9.64 / 9.17 s (alternating, compare.py --mode cold).
 _AT = types.Array(types.int64, 2, "C")
 _WORK_CALLEES = (("_search_decide", (_AT, types.int64)), ("_finish_tick", (_AT, types.int64, types.int64)))
+_MODELFREE_CALLEES = (("_dqn_flush", (_AT, types.int64, types.int64)), ("_request", (_AT, types.int64, types.int64, types.int64)))
 _ENV = "REINFORS_COMPILE_HELPER"
 
 
@@ -250,8 +254,8 @@ def compile_cold(engine, k, session=None, helper: Helper | None = None) -> None:
 
 def _helper_main(config_json: str, module_name: str) -> int:
     """The helper process: rebuild the engine, check it runs on the same kernel module, compile
-    the late callees of ``work`` (:data:`_WORK_CALLEES`, search families) and its runtime's
-    scheduler kernels (``start_slots`` compiles as the runtime is built).  ``-m``
+    the late callees of ``work`` (:data:`_WORK_CALLEES`, search families;
+    :data:`_MODELFREE_CALLEES`, model-free ones) and its runtime's scheduler kernels (``start_slots`` compiles as the runtime is built).  ``-m``
     imported the ``reinfors`` package first, so ``reinfors.config`` has registered itself."""
     if _rebuild is None:
         return 2
@@ -263,6 +267,9 @@ def _helper_main(config_json: str, module_name: str) -> int:
     if decide is not None and decide.targetoptions.get("inline") != "always":  # a search family
         for name, sig in _WORK_CALLEES:
             getattr(k, name).compile(sig)  # not on the parent's bar (it counts work as one kernel)
+    elif getattr(k, "FAM_MODELFREE", False):
+        for name, sig in _MODELFREE_CALLEES:
+            getattr(k, name).compile(sig)
     rt = engine._runtime()
     print("start_slots", flush=True)
     for disp, args in rt.precompile_plan():

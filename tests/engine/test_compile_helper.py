@@ -219,3 +219,36 @@ def test_a_cold_collect_whose_probe_fails_stops_the_helper_it_started(tmp_path):
     res = json.loads(out.stdout.strip().splitlines()[-1])
     assert res["error"] and "infer must return" in res["error"]
     assert res["started"] and res["ended"] and not res["kept"]
+
+
+_SIGNATURES = textwrap.dedent(
+    """
+    import json
+    import reinfors as rf
+    from reinfors._runtime.compile_helper import _MODELFREE_CALLEES, _WORK_CALLEES, _WORK_SIG
+    G, P, L = rf.games, rf.policies, rf.learners
+    out = {}
+    for family, engine, callees in (
+        ("modelfree", rf.Engine(G.GridWorld(), rf.Reward(), P.Ppo(), L.Ppo(), n_games=2), _MODELFREE_CALLEES),
+        ("tree", rf.Engine(G.GridWorld(), rf.Reward(), P.AlphaZero(num_simulations=4), L.AlphaZero(), n_games=2), _WORK_CALLEES),
+    ):
+        k = engine._kernel_module()
+        k.work.compile(_WORK_SIG)
+        out[family] = [[str(s) for s in getattr(k, n).signatures] + [str(sig)] for n, sig in callees]
+    print(json.dumps(out))
+    """
+)
+
+
+@pytest.mark.slow
+def test_the_callees_a_helper_compiles_first_have_the_signatures_work_types(tmp_path):
+    """The helper compiles some of ``work``'s callees by explicit signature before the parent's
+    ``work`` reaches them: each must be the one signature ``work``'s own typing gives that callee,
+    or the parent compiles it again (a cold process, helper off, fresh cache)."""
+    env = {**os.environ, "REINFORS_CACHE_DIR": str(tmp_path), "REINFORS_COMPILE_HELPER": "0"}
+    out = subprocess.run([sys.executable, "-c", _SIGNATURES], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    for family, rows in json.loads(out.stdout.strip().splitlines()[-1]).items():
+        for *typed, planned in rows:
+            assert typed == [planned], (family, typed, planned)
+

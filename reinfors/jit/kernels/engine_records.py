@@ -264,11 +264,14 @@ def _episode_reset(E, g):
         sinfo[g, SI_HEAD] = 0
 
 
-@kernel(inline="always")
-def _dqn_flush(E, g, terminal):
+@kernel
+def _dqn_flush(AT, g, terminal):
     """Episode over (``terminal`` 1: by the rules; 0: truncated at the horizon): build every
     learning player's n-step records from its trajectory and emit them (player order, decision
-    order), drawing ``n_heads`` bootstrap-mask coins per record from the slot stream."""
+    order), drawing ``n_heads`` bootstrap-mask coins per record from the slot stream.  Called once
+    per episode end, so not inlined: a model-free module's compile helper builds it first
+    (``reinfors/_runtime/compile_helper.py``)."""
+    E = _unpack(AT)
     params, cfg, fcfg, learn, states, srng, sinfo = E.params, E.cfg, E.fcfg, E.learn, E.states, E.srng, E.sinfo
     r_meta, r_f, r_obs, r_next_obs, r_mask, r_legal, r_next_legal = E.r_meta, E.r_f, E.r_obs, E.r_next_obs, E.r_mask, E.r_legal, E.r_next_legal
     traj_idx, traj_cnt, last_act = E.traj_idx, E.traj_cnt, E.last_act

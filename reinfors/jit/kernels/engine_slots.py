@@ -305,7 +305,7 @@ def _finish_tick(AT, g, na):
     # learners' flushes never compile into the search families, nor the search flush into it.
     if FAM_MODELFREE:
         if dqn:
-            _dqn_flush(E, g, terminal)
+            _dqn_flush(AT, g, terminal)
         elif terminal != 0:  # Ppo
             for p in range(N):
                 if traj_cnt[g, p] > 0:
