@@ -154,3 +154,39 @@ def test_a_non_editable_install_caches_in_the_user_cache_dir(tmp_path):
     assert Path(runs[0]["dir"]).parent == tmp_path / "xdg" / "reinfors"
     assert not (target / "reinfors" / "__jitcache__").exists()
     assert runs[0]["compiled"] > 0 and runs[1]["compiled"] == 0.0
+
+
+def test_an_internal_kernel_refuses_a_python_call_and_a_shim_reaches_it():
+    """A kernel not declared ``entry=True`` has no CPython wrapper: Python gets a TypeError naming
+    it (never a jump into a wrapper that was never built); an njit caller reaches it."""
+    import numpy as np
+    from helpers import python_callable
+
+    from reinfors.jit import rng
+
+    assert isinstance(rng.next_u64, _compile.InternalKernel)
+    assert not isinstance(rng.seed_row, _compile.InternalKernel)  # the runtime calls it
+    row = np.zeros(1, np.uint64)
+    rng.seed_row(row, 1, 2, 3)
+    with pytest.raises(TypeError, match=r"reinfors\.jit\.rng\.next_u64 is an internal kernel"):
+        rng.next_u64(row.copy())
+    shim = python_callable(rng)
+    assert int(shim.next_u64(row.copy())) == int(shim.next_u64(row.copy())) != 0
+
+
+def test_every_game_export_the_python_side_calls_is_an_entry():
+    """The contract functions and encoders of every catalogue game module are called from Python
+    (the contract check, ``Env``, the probe): none may be an internal kernel."""
+    import importlib
+    import pkgutil
+
+    import reinfors.jit.games as games
+    from reinfors.jit.games import _contract
+
+    internal = []
+    for info in pkgutil.iter_modules(games.__path__):
+        mod = importlib.import_module(f"reinfors.jit.games.{info.name}")
+        roles = {r: getattr(mod, r, None) for r in _contract.REQUIRED_FUNCTIONS + _contract.OPTIONAL_FUNCTIONS}
+        roles.update({f"ENCODERS[{k!r}]": parts[0] for k, parts in getattr(mod, "ENCODERS", {}).items()})
+        internal += [f"{info.name}.{r}" for r, fn in roles.items() if isinstance(fn, _compile.InternalKernel)]
+    assert internal == []

@@ -452,7 +452,7 @@ def chance_uniform(params, state):
     return 4294967295  # u32::MAX equally likely seeds, one index_hi draw (the original's)
 
 
-@kernel
+@kernel(entry=True)
 def chance_outcomes(params, state, probs):
     """The fan is far too wide to enumerate: searches never meet it (``CHANCE_IN_STEP`` False);
     enumerating callers get the single outcome 0."""
@@ -679,7 +679,7 @@ def is_terminal(params, state):
     return state[PENDING] == 0 and (state[OFF] != 0 or state[NEW_LAP] != 0 or state[VISITED] == state[NT])
 
 
-@kernel
+@kernel(entry=True)
 def encode_vec(params, state, agent, out):
     """``car_racing_vec``: ``out: [21] float32`` (layout in the module docstring)."""
     f = state.view(np.float64)

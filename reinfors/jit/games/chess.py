@@ -281,7 +281,7 @@ def legal(params, state, agent, mask):
     return mg.generate(state[BOARD : BOARD + 64], state[TURN], state[CASTLE], state[EP], None, mask, False)
 
 
-@kernel
+@kernel(entry=True)
 def legal_list(params, state, agent, mask, ids):
     """:func:`legal` and the legal ids in order into ``ids: [>= 218]`` in one pass (tree edges).
     Writes the whole ``mask`` (tree nodes do not clear it first: ``_node_state_info``); an empty

@@ -102,7 +102,7 @@ def encode_minimal(params, state, agent, out):
     _fill(out, 18, _ratio(state[HALF], 100))
 
 
-@kernel
+@kernel(entry=True)
 def encode_relative(params, state, agent, out):
     """``relative_chess`` for ``agent`` into ``out: [19 * 64] float32``."""
     _zero(out)
@@ -130,7 +130,7 @@ def encode_relative(params, state, agent, out):
     _fill(out, 18, _ratio(state[HALF], 100))
 
 
-@kernel
+@kernel(entry=True)
 def encode_openspiel(params, state, agent, out):
     """``openspiel_chess`` into ``out: [20 * 64] float32`` (OpenSpiel's tensor, both agents)."""
     _zero(out)

@@ -267,7 +267,7 @@ def encode(params, state, agent, out):
         out[p + 1 + i] = 1.0 if state[hist + i] == 1 else 0.5
 
 
-@kernel
+@kernel(entry=True)
 def info_key(params, state, agent, out):
     """``[agent, card, history...]``; returns the key length."""
     p = params[0]

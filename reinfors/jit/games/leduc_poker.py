@@ -334,7 +334,7 @@ def encode(params, state, agent, out):
         out[17 + i] = (state[H2 + i] + 1) / 3.0
 
 
-@kernel
+@kernel(entry=True)
 def info_key(params, state, agent, out):
     """``[agent, card, public or 255, L1, round-1 actions, L2, round-2 actions]``; returns the length."""
     out[0] = agent

@@ -345,7 +345,7 @@ def chance_uniform(params, state):
     return _comb(rem, 3) if state[STREET] == 1 else rem
 
 
-@kernel
+@kernel(entry=True)
 def chance_outcomes(params, state, probs):
     """Uniform outcomes: button seats, then hole pairs, flop triples, turn / river cards of the
     cards still in the deck (outcome ``k`` = the ``k``-th combination, see the module doc)."""
@@ -601,7 +601,7 @@ def step(params, state, actions, amounts):
     _new_street(params, state, st + 1)
 
 
-@kernel
+@kernel(entry=True)
 def settle(params, state, amounts):
     """After the chance of a tick: pay a finished run-out's showdown (returns True: the tick
     ends the episode), else nothing (False)."""
@@ -688,7 +688,7 @@ def _put_u32(out, pos, v):
     return pos + 4
 
 
-@kernel
+@kernel(entry=True)
 def info_key(params, state, agent, out):
     """``[agent, hole0, hole1, board_len, board..., button, street (4 = over), to_act, raises]``
     then per seat ``stack u32le, street commitment u32le, folded | needs_action << 1`` and per
