@@ -5,8 +5,11 @@ against reinfors==0.4.0 in its side venv (they skip cleanly when it is absent).
 """
 
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,19 +40,25 @@ def pytest_sessionstart(session):
         return
     shares = min(n, os.cpu_count() or 1)
     t0 = time.perf_counter()
+    claims = tempfile.mkdtemp(prefix="reinfors-precompile-")  # the processes claim jobs here
     procs = [
         subprocess.Popen(
-            [sys.executable, str(_TESTS / "precompile.py"), str(k), str(shares)],
+            [sys.executable, str(_TESTS / "precompile.py"), claims],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
         )
-        for k in range(shares)
+        for _ in range(shares)
     ]
     outs = [p.communicate(timeout=1800)[0] for p in procs]
+    shutil.rmtree(claims, ignore_errors=True)
     tr = config.pluginmanager.get_plugin("terminalreporter")
     say = tr.write_line if tr is not None else print
     for p, out in zip(procs, outs, strict=True):
         if p.returncode != 0:  # the tests themselves will meet (and report) the same failure
             say(f"precompile share failed (exit {p.returncode}); the workers compile lazily:\n{out[-2000:]}")
-    say(f"precompiled the shared kernel modules in {shares} processes: {time.perf_counter() - t0:.0f} s")
+    busy = [sum(float(x) for x in re.findall(r"^precompile .*: ([0-9.]+) s$", out, re.M)) for out in outs]
+    say(
+        f"precompiled the shared kernel modules in {shares} processes: {time.perf_counter() - t0:.0f} s "
+        f"(busy {' / '.join(f'{b:.0f}' for b in busy)} s)"
+    )

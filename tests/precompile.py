@@ -3,16 +3,20 @@
 Under ``pytest -n N`` every worker is its own process: a kernel module that tests on both workers
 use (Connect4's model-free kernels are used by ~20 test files) would otherwise be compiled by
 each worker at the same time, since Numba's on-disk cache only helps a process that starts after
-the index is written.  ``tests/conftest.py`` runs this script in up to N processes (one share of
-:data:`JOBS` each) from the xdist controller; the workers then load those modules from the
-cache.  Each job is a small real use (Env playout, a collect), so it compiles the kernels the
-tests call, with the argument types the tests pass.
+the index is written.  ``tests/conftest.py`` runs this script in up to N processes from the xdist controller; the
+workers then load those modules from the cache.  The processes share :data:`JOBS` dynamically:
+each walks them longest first and runs a job only if it claims it first (an exclusively created
+file in the claim directory), so a process that finishes early takes the next job instead of
+idling behind a static partition (whose cost estimates drift as compiles change).  Each job is
+a small real use (Env playout, a collect), so it compiles the kernels the tests call, with the
+argument types the tests pass.
 
-    python tests/precompile.py SHARE N_SHARES     # run share SHARE of N_SHARES
+    python tests/precompile.py CLAIM_DIR     # one of the processes sharing CLAIM_DIR
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -78,7 +82,7 @@ def _nim():
 
 
 # (estimated cold CPU seconds, name, job): the modules with three or more user files in the
-# default tier (a census of the suite); share() balances them by the estimates.
+# default tier (a census of the suite); the estimates only order the jobs (longest first).
 JOBS = [
     (120, "connect4 tree", _search(G.Connect4, lambda: P.AlphaZero(num_simulations=4), L.AlphaZero, "pv")),
     (110, "connect4 selexp", _search(G.Connect4, lambda: P.SelectiveExpectimax(expansion_budget=4), L.TreeStrap, "q")),
@@ -102,20 +106,17 @@ JOBS = [
 ]
 
 
-def share(k: int, n: int) -> list:
-    """Greedy longest-first partition of :data:`JOBS` into ``n`` shares; share ``k``."""
-    loads = [0.0] * n
-    out = [[] for _ in range(n)]
-    for cost, name, job in sorted(JOBS, key=lambda j: -j[0]):
-        i = loads.index(min(loads))
-        loads[i] += cost
-        out[i].append((name, job))
-    return out[k]
-
-
-if __name__ == "__main__":
-    k, n = int(sys.argv[1]), int(sys.argv[2])
-    for name, job in share(k, n):
+def claim_and_run(claims: Path) -> None:
+    """Run every job of :data:`JOBS` (longest first) that this process claims first."""
+    for i, (_, name, job) in sorted(enumerate(JOBS), key=lambda ij: -ij[1][0]):
+        try:
+            os.close(os.open(claims / f"job{i}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            continue  # another process has it
         t = time.perf_counter()
         job()
         print(f"precompile {name}: {time.perf_counter() - t:.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    claim_and_run(Path(sys.argv[1]))

@@ -190,3 +190,16 @@ def test_every_game_export_the_python_side_calls_is_an_entry():
         roles.update({f"ENCODERS[{k!r}]": parts[0] for k, parts in getattr(mod, "ENCODERS", {}).items()})
         internal += [f"{info.name}.{r}" for r, fn in roles.items() if isinstance(fn, _compile.InternalKernel)]
     assert internal == []
+
+
+def test_the_suite_precompile_runs_each_job_once_longest_first(tmp_path, monkeypatch):
+    """``tests/precompile.py``'s processes claim jobs from one directory: a job runs in exactly
+    one of them, and each takes the longest unclaimed job next."""
+    import precompile
+
+    ran = []
+    monkeypatch.setattr(precompile, "JOBS", [(c, f"job{c}", lambda c=c: ran.append(c)) for c in (5, 50, 20)])
+    precompile.claim_and_run(tmp_path)
+    precompile.claim_and_run(tmp_path)  # a second process finds every job claimed
+    assert ran == [50, 20, 5]
+    assert len(list(tmp_path.iterdir())) == 3
