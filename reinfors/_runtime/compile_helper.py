@@ -255,8 +255,9 @@ def compile_cold(engine, k, session=None, helper: Helper | None = None) -> None:
 def _helper_main(config_json: str, module_name: str) -> int:
     """The helper process: rebuild the engine, check it runs on the same kernel module, compile
     the late callees of ``work`` (:data:`_WORK_CALLEES`, search families;
-    :data:`_MODELFREE_CALLEES`, model-free ones) and its runtime's scheduler kernels (``start_slots`` compiles as the runtime is built).  ``-m``
-    imported the ``reinfors`` package first, so ``reinfors.config`` has registered itself."""
+    :data:`_MODELFREE_CALLEES`, model-free ones) and its runtime's scheduler kernels
+    (``start_slots`` compiles as the runtime is built).  ``-m`` imported the ``reinfors``
+    package first, so ``reinfors.config`` has registered itself."""
     if _rebuild is None:
         return 2
     engine = _rebuild(json.loads(config_json))

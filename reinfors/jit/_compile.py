@@ -321,8 +321,9 @@ if _ReinforsLocator not in _CACHE_IMPL._locator_classes:
 # arguments, for calls from Python) and a C one (for ``cfunc`` addresses and first-class function
 # values).  reinfors never takes a kernel's C address, so no kernel gets the C wrapper; and most
 # kernels are called only by other kernels (inside ``work``, a search, a solver traversal), so
-# they get no CPython wrapper either.  Together the wrappers were ~14 % of a cold Connect4 PPO
-# ``work`` compile (13.4 -> 11.5 s measured: their lowering and ~10 % of the LLVM IR).
+# they get no CPython wrapper either.  The wrappers' lowering and LLVM IR were ~14 % of a cold
+# Connect4 PPO ``work`` compile (13.4 -> 11.5 s with every kernel internal; the cold quickstart
+# with the entries kept: 12.6 -> 10.9 s).
 def _preset(overrides: dict) -> dict:
     opts = dict(cache=CACHE_ENABLED, nogil=True, fastmath=FASTMATH, boundscheck=BOUNDSCHECK, no_cfunc_wrapper=True)
     opts.update(overrides)
