@@ -3,13 +3,13 @@
 Under ``pytest -n N`` every worker is its own process: a kernel module that tests on both workers
 use (Connect4's model-free kernels are used by ~20 test files) would otherwise be compiled by
 each worker at the same time, since Numba's on-disk cache only helps a process that starts after
-the index is written.  ``tests/conftest.py`` runs this script in up to N processes from the xdist controller; the
-workers then load those modules from the cache.  The processes share :data:`JOBS` dynamically:
-each walks them longest first and runs a job only if it claims it first (an exclusively created
-file in the claim directory), so a process that finishes early takes the next job instead of
-idling behind a static partition (whose cost estimates drift as compiles change).  Each job is
-a small real use (Env playout, a collect), so it compiles the kernels the tests call, with the
-argument types the tests pass.
+the index is written.  ``tests/conftest.py`` runs this script in up to N processes from the
+xdist controller; the workers then load those modules from the cache.  The processes share
+:data:`JOBS` dynamically: each walks them longest first and runs a job only if it claims it
+first (an exclusively created file in the claim directory), so a process that finishes early
+takes the next job instead of idling behind a static partition (whose cost estimates drift as
+compiles change).  Each job is a small real use (Env playout, a collect), so it compiles the
+kernels the tests call, with the argument types the tests pass.
 
     python tests/precompile.py CLAIM_DIR     # one of the processes sharing CLAIM_DIR
 """
