@@ -37,7 +37,7 @@ from reinfors.jit import _compile
 
 from .budget import available_cores
 
-__all__ = ["Helper", "compile_cold", "enabled", "plan_of", "planned_total", "precompile", "start_helper"]
+__all__ = ["Helper", "compile_cold", "enabled", "late_callees", "plan_of", "planned_total", "precompile", "start_helper"]
 
 # The signature every ``work`` call passes: (address table, helper?, spin budget).
 _WORK_SIG = (types.Array(types.int64, 2, "C"), types.boolean, types.int64)
@@ -51,7 +51,7 @@ _WAIT_MIN_S = 10.0  # the least a helper is waited for after ``work`` compiled (
 # compiled into PPO modules too: the learner is a runtime switch) and the request (~1.5 s).
 # Cold quickstart 11.24 / 11.76 -> 9.64 / 9.17 s (alternating, compare.py --mode cold).
 _AT = types.Array(types.int64, 2, "C")
-_WORK_CALLEES = (("_search_decide", (_AT, types.int64)), ("_finish_tick", (_AT, types.int64, types.int64)))
+_SEARCH_CALLEES = (("_search_decide", (_AT, types.int64)), ("_finish_tick", (_AT, types.int64, types.int64)))
 _MODELFREE_CALLEES = (("_dqn_flush", (_AT, types.int64, types.int64)), ("_request", (_AT, types.int64, types.int64, types.int64)))
 _ENV = "REINFORS_COMPILE_HELPER"
 
@@ -252,10 +252,19 @@ def compile_cold(engine, k, session=None, helper: Helper | None = None) -> None:
         helper.stop()
 
 
+def late_callees(k) -> tuple:
+    """``(name, signature)`` of the callees of ``work`` that kernel module ``k``'s helper compiles
+    first: :data:`_SEARCH_CALLEES` for a search family, :data:`_MODELFREE_CALLEES` for a
+    model-free one, none otherwise."""
+    decide = getattr(k, "_search_decide", None)
+    if decide is not None and decide.targetoptions.get("inline") != "always":  # a search family
+        return _SEARCH_CALLEES
+    return _MODELFREE_CALLEES if getattr(k, "FAM_MODELFREE", False) else ()
+
+
 def _helper_main(config_json: str, module_name: str) -> int:
     """The helper process: rebuild the engine, check it runs on the same kernel module, compile
-    the late callees of ``work`` (:data:`_WORK_CALLEES`, search families;
-    :data:`_MODELFREE_CALLEES`, model-free ones) and its runtime's scheduler kernels
+    the late callees of ``work`` (:func:`late_callees`) and its runtime's scheduler kernels
     (``start_slots`` compiles as the runtime is built).  ``-m`` imported the ``reinfors``
     package first, so ``reinfors.config`` has registered itself."""
     if _rebuild is None:
@@ -264,13 +273,8 @@ def _helper_main(config_json: str, module_name: str) -> int:
     k = engine._kernel_module()
     if k.__name__ != module_name:
         return 2
-    decide = getattr(k, "_search_decide", None)
-    if decide is not None and decide.targetoptions.get("inline") != "always":  # a search family
-        for name, sig in _WORK_CALLEES:
-            getattr(k, name).compile(sig)  # not on the parent's bar (it counts work as one kernel)
-    elif getattr(k, "FAM_MODELFREE", False):
-        for name, sig in _MODELFREE_CALLEES:
-            getattr(k, name).compile(sig)
+    for name, sig in late_callees(k):
+        getattr(k, name).compile(sig)  # not on the parent's bar (it counts work as one kernel)
     rt = engine._runtime()
     print("start_slots", flush=True)
     for disp, args in rt.precompile_plan():

@@ -225,14 +225,15 @@ _SIGNATURES = textwrap.dedent(
     """
     import json
     import reinfors as rf
-    from reinfors._runtime.compile_helper import _MODELFREE_CALLEES, _WORK_CALLEES, _WORK_SIG
+    from reinfors._runtime.compile_helper import _MODELFREE_CALLEES, _SEARCH_CALLEES, _WORK_SIG, late_callees
     G, P, L = rf.games, rf.policies, rf.learners
     out = {}
     for family, engine, callees in (
         ("modelfree", rf.Engine(G.GridWorld(), rf.Reward(), P.Ppo(), L.Ppo(), n_games=2), _MODELFREE_CALLEES),
-        ("tree", rf.Engine(G.GridWorld(), rf.Reward(), P.AlphaZero(num_simulations=4), L.AlphaZero(), n_games=2), _WORK_CALLEES),
+        ("tree", rf.Engine(G.GridWorld(), rf.Reward(), P.AlphaZero(num_simulations=4), L.AlphaZero(), n_games=2), _SEARCH_CALLEES),
     ):
         k = engine._kernel_module()
+        assert late_callees(k) == callees, family
         k.work.compile(_WORK_SIG)
         out[family] = [[str(s) for s in getattr(k, n).signatures] + [str(sig)] for n, sig in callees]
     print(json.dumps(out))
