@@ -693,7 +693,13 @@ class Engine:
         eps = rt.take_episodes()
         order = np.lexsort((eps[:, 0], eps[:, 2])) if len(eps) else np.zeros(0, np.int64)
         N = self._game._def.n_players
-        tele["episodes"] = [[[float(x) for x in eps[i, 3 : 3 + N]], int(eps[i, 1]), bool(eps[i, 3 + N])] for i in order]
+        eps = eps[order]  # one conversion to Python values per column, not per episode and field
+        tele["episodes"] = [
+            [ret, length, seeded]
+            for ret, length, seeded in zip(
+                eps[:, 3 : 3 + N].tolist(), eps[:, 1].astype(np.int64).tolist(), (eps[:, 3 + N] != 0).tolist(), strict=True
+            )
+        ]
         return self._build_batch(tele)
 
     def _discard_runtime(self) -> None:

@@ -270,10 +270,12 @@ class EngineState:
     def __getitem__(self, name: str) -> np.ndarray:
         return self._arrays[name]
 
-    def _grow(self, name: str, rows: int, axis: int = 0) -> None:
+    def _grow(self, name: str, rows: int, axis: int = 0) -> bool:
+        """Reallocate ``name`` to hold ``rows`` along ``axis`` (at least doubling), keeping its
+        contents; True when it did (the address table must then be rebuilt)."""
         a = self._arrays[name]
         if a.shape[axis] >= rows:
-            return
+            return False
         shape = list(a.shape)
         shape[axis] = max(rows, 2 * a.shape[axis])
         b = np.zeros(shape, a.dtype)
@@ -283,6 +285,7 @@ class EngineState:
             idx = (slice(0, n), slice(0, int(self._arrays["r_meta"][:n, C.RM_NTGT].max(initial=0))))
         b[idx] = a[idx]
         self._arrays[name] = b
+        return True
 
     @contextlib.contextmanager
     def _helpers_out(self):
@@ -314,15 +317,17 @@ class EngineState:
         dqn = self.learner_kind == C.LEARNER_DQN
         names = ("r_meta", "r_f", "r_obs", "r_mask", "r_legal", "r_tgt") + (("r_next_obs", "r_next_legal") if dqn else ())
         budget.check_growth(self._arrays, names, need, f"the record pool of n_games={G}")
+        grew = False
         for name in names:
-            self._grow(name, need)
-        self._grow("episodes", int(self.ctl[C.C_EPISODES]) + G * (levels_ahead + 2))
-        self._grow("traj_idx", int(self["traj_cnt"].max()) + levels_ahead + 2, axis=2)
+            grew |= self._grow(name, need)
+        grew |= self._grow("episodes", int(self.ctl[C.C_EPISODES]) + G * (levels_ahead + 2))
+        grew |= self._grow("traj_idx", int(self["traj_cnt"].max()) + levels_ahead + 2, axis=2)
         sb_cap = int(self.cfg[C.CFG_SB])
         if sb_cap:  # a slot reaches at most one state per level
             rows = min(sb_cap, int(self["sb_meta"][:, C.SB_STORED].max()) + levels_ahead + 2)
             budget.check_growth(self._arrays, ("sb_states",), rows, f"the start buffer of n_games={G}", axis=1,
                                 param="start_buffer_capacity", hint="lower start_buffer_capacity or n_games")  # fmt: skip
-            self._grow("sb_states", rows, axis=1)
+            grew |= self._grow("sb_states", rows, axis=1)
         self.ctl[C.C_REC_CAP] = self._arrays["r_meta"].shape[0]
-        self._build_E()
+        if grew:  # the address table holds every array's address and shape
+            self._build_E()

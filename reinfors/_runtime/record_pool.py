@@ -27,6 +27,11 @@ def _shrink_rows(arr: np.ndarray, m: int) -> np.ndarray:
     return arr[:m].copy()
 
 
+# A delivery of at most this many bytes is copied out of the pool rather than handed over as the
+# pool's own arrays (see ``_split_pool_locked``): the copy costs less than a fresh pool.
+COPY_OUT_BYTES = 16 << 20
+
+
 class RecordPool:
     """The record pool's hand-over (a mixin of ``Runtime``)."""
 
@@ -115,11 +120,16 @@ class RecordPool:
         # pool's own arrays and the kept ones move to fresh arrays; mostly kept records (long
         # open trajectories: chess games of hundreds of plies) stay where they are and the
         # delivered ones are copied out.  Either way at most half the pool is copied, never all
-        # of it.  A pool kept in place keeps its capacity: at most 4x its records (it grows by
-        # doubling and holds at least as many records as it delivered); snapshots carry its
-        # records only.  Pool order carries no meaning (batches are sorted by completion key and
-        # trajectories address records by index), so a kept pool fills its holes from its tail.
-        keep_in_place = m <= k
+        # of it.  A small delivery (under COPY_OUT_BYTES) is copied out too: the pool then keeps
+        # its arrays, their pages already mapped, and the next window neither allocates nor
+        # regrows them (a 2,048-record window of a fast game spent ~40 % of its wall there).
+        # A pool kept in place keeps its capacity: at most 4x its records (it grows by
+        # doubling and holds at least as many records as it delivered), or a few COPY_OUT_BYTES;
+        # snapshots carry its records only.  Pool order carries no meaning (batches are sorted
+        # by completion key and trajectories address records by index), so a kept pool fills
+        # its holes from its tail.
+        row_bytes = sum(a[name].strides[0] for name in self.POOL_ARRAYS if a[name].shape[0])
+        keep_in_place = m <= k or m * row_bytes <= COPY_OUT_BYTES
         sel = out_idx[order]
         del order
         # A record's search targets are the leading RM_NTGT columns of its r_tgt row (AlphaZero:
@@ -180,6 +190,7 @@ class RecordPool:
                 a[name] = fresh
                 out[name] = _shrink_rows(old, m)
             self.ctl[C.C_REC_CAP] = cap
+            self._build_E()  # fresh pool arrays: new addresses
         # Open trajectories reference only kept records: old index -> new index in the kept pool.
         ti, tc = a["traj_idx"], a["traj_cnt"]
         live = np.arange(ti.shape[2])[None, None, :] < tc[:, :, None]
@@ -187,5 +198,4 @@ class RecordPool:
         del inv, live
         self.ctl[C.C_REC] = k
         self.ctl[C.C_EMITTED] = int(np.count_nonzero(a["r_meta"][:k, C.RM_LEVEL] >= 0))
-        self._build_E()
         return out
