@@ -219,3 +219,45 @@ def test_spare_buffers_hand_out_free_buffers_only():
     huge, dirty = pool.take(1 << 13, 1 << 13)  # 512 MiB: never kept
     assert not dirty and len(pool._kept) == 2 and not any(np.shares_memory(huge, k) for k in pool._kept)
     del huge
+
+
+# -- the two hand-over paths ---------------------------------------------------------------------
+
+
+def _fields(batch) -> dict:
+    out = {name: np.array(getattr(batch, name), copy=True) for name in type(batch)._FIELDS if name != "telemetry"}
+    out["episodes"] = batch.telemetry["episodes"]
+    return out
+
+
+@pytest.mark.parametrize("comp", ["ppo", "alphazero", "dqn"])
+def test_copied_out_and_handed_over_windows_give_the_same_batches(monkeypatch, comp):
+    """A window's records leave the pool either copied out (a small delivery: the pool keeps its
+    arrays) or as the pool's own arrays, permuted in place (a large one); the threshold is
+    ``record_pool.COPY_OUT_BYTES``.  Both give the same batches, window after window, with
+    records carried over between windows (floors that cut through a level, open episodes)."""
+    from reinfors._runtime import record_pool
+
+    def make():
+        if comp == "alphazero":
+            return _az_engine(), _pv
+        if comp == "dqn":
+            eng = rf.Engine(
+                rf.games.GridWorld(size=4, max_ticks=12), rf.Reward(step=-0.01, goal=1.0),
+                rf.policies.EpsilonGreedyQ(epsilon=0.2), rf.learners.Dqn(), n_games=8, seed=4,
+            )  # fmt: skip
+            return eng, lambda obs: (obs[:, :4] * 0.5)[:, None, :].astype(np.float32)
+        return _engine(), _zero
+
+    floors = [37, 5, 120, 64, 1, 90]
+    runs = {}
+    for label, limit in (("copied", 1 << 40), ("handed", 0)):
+        monkeypatch.setattr(record_pool, "COPY_OUT_BYTES", limit)
+        eng, infer = make()
+        runs[label] = [_fields(eng.collect(f, infer)) for f in floors]
+    for got, want in zip(runs["copied"], runs["handed"], strict=True):
+        assert got.keys() == want.keys()
+        assert got.pop("episodes") == want.pop("episodes")
+        for k in want:
+            np.testing.assert_array_equal(got[k], want[k], err_msg=k)
+    assert sum(len(w["obs"]) for w in runs["handed"]) >= sum(floors)
