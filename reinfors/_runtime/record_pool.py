@@ -65,11 +65,12 @@ class RecordPool:
         Returns ``{pool array name: [m, ...] array}`` holding the ``m`` emitted records below the
         window's cut (:meth:`_cut_at`) ordered by (decision level, slot, sequence) — the canonical
         order that makes batches identical at any ``n_threads``.  When the delivered records are
-        most of the pool, every pool array is permuted in place (delivered records first, then the
-        kept ones — open trajectories and records completed beyond the cut) and the delivered
-        prefix is handed out without a copy (the array is shrunk to ``m`` rows) while the kept
-        records move into fresh pool arrays; otherwise the delivered rows are copied out and the
-        kept rows beyond the kept count fill their holes.  The trajectory lists are rewritten
+        most of the pool and more than :data:`COPY_OUT_BYTES`, every pool array is permuted in
+        place (delivered records first, then the kept ones — open trajectories and records
+        completed beyond the cut) and the delivered prefix is handed out without a copy (the
+        array is shrunk to ``m`` rows) while the kept records move into fresh pool arrays;
+        otherwise the delivered rows are copied out and the kept rows beyond the kept count fill
+        their holes (the pool keeps its arrays).  The trajectory lists are rewritten
         either way.  So a large batch costs its own bytes once, not a pool copy beside it.
         ``r_tgt`` rows hold their leading ``RM_NTGT`` columns only (AlphaZero's compact targets:
         the batch scatters them); the rest of a row is stale.  Only between windows.

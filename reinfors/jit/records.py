@@ -1,10 +1,11 @@
 """Record-pool kernels used when a finished window is handed to the caller.
 
 The engine's record pool is a set of row-aligned arrays (``r_obs [M, O] float32``,
-``r_meta [M, RM] int64``, ...; ``reinfors/_runtime/runtime.py``).  Delivering a batch that is
-most of the pool permutes every pool array *in place* into batch order, so the largest fields
-(observations, search targets) become the batch's arrays without a copy; a pool that keeps most
-of its records (long open episodes) instead fills the delivered rows' holes from its tail
+``r_meta [M, RM] int64``, ...; ``reinfors/_runtime/runtime.py``).  Delivering a large batch
+(over ``record_pool.COPY_OUT_BYTES``) that is most of the pool permutes every pool array *in
+place* into batch order, so the largest fields (observations, search targets) become the batch's
+arrays without a copy; a small batch, or a pool that keeps most of its records (long open
+episodes), is copied out instead and the delivered rows' holes are filled from the pool's tail
 (``copy_rows``).  A row may hold only its leading columns (AlphaZero's compact targets, one per
 legal action): these kernels move just those.  The legality masks turn into the batch's CSR
 fields in one pass, and compact targets scatter into the batch's dense field (``scatter_rows``).
