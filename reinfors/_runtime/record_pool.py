@@ -121,9 +121,10 @@ class RecordPool:
         # pool's own arrays and the kept ones move to fresh arrays; mostly kept records (long
         # open trajectories: chess games of hundreds of plies) stay where they are and the
         # delivered ones are copied out.  Either way at most half the pool is copied, never all
-        # of it.  A small delivery (under COPY_OUT_BYTES) is copied out too: the pool then keeps
-        # its arrays, their pages already mapped, and the next window neither allocates nor
-        # regrows them (a 2,048-record window of a fast game spent ~40 % of its wall there).
+        # of it, except that a small delivery (at most COPY_OUT_BYTES) is copied out whatever its
+        # share: the pool then keeps its arrays, their pages already mapped, and the next window
+        # neither allocates nor regrows them (a 2,048-record window of a fast game spent ~40 % of
+        # its wall there).
         # A pool kept in place keeps its capacity: at most 4x its records (it grows by
         # doubling and holds at least as many records as it delivered), or a few COPY_OUT_BYTES;
         # snapshots carry its records only.  Pool order carries no meaning (batches are sorted
