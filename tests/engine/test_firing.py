@@ -77,17 +77,38 @@ def _drive(policy, rate_of, calls, rows=10_000):
 
 @pytest.mark.parametrize("faster", ["full", "half"])
 def test_fire_policy_measures_both_arms_and_keeps_the_faster(faster):
-    policy = FirePolicy(full=1024, floor=128, period_calls=4, exploit_calls=50)
+    policy = FirePolicy(full=1024, floor=128, period_calls=4, exploit_calls=50, blocks=3)
     assert policy.arms == [1024, 512] and policy.target == 1024
     good = 1024 if faster == "full" else 512
     rate = lambda target: 2e5 if target == good else 1e5  # noqa: E731
-    _drive(policy, rate, 8, rows=1024)  # 4 calls per arm (50-100 ms each at these rates)
+    seen = []
+    for _ in range(6):  # 3 periods of 4 calls per arm (20-40 ms each at these rates), alternating
+        seen.append(policy.target)
+        _drive(policy, rate, 4, rows=1024)
+    assert seen == [1024, 512] * 3
     assert policy.phase == "exploit" and policy.target == good
     assert policy.rates[policy.arms.index(good)] == pytest.approx(2e5)
     _drive(policy, rate, 49, rows=1024)
     assert policy.target == good  # exploited...
     _drive(policy, rate, 1, rows=1024)
     assert policy.phase == "measure" and policy.target == 1024  # ...then both arms measured again
+
+
+def test_one_slow_period_does_not_pick_the_slower_arm():
+    """A period on a window's tail (slots parked, batches a fraction of the rest) reads far below
+    its arm's rate: the arms are compared by their median period."""
+    policy = FirePolicy(full=1024, floor=128, period_calls=4, exploit_calls=50, blocks=3)
+    full_rates = iter([0.3e5, 2e5, 2e5])  # the full arm's first period falls on a window's tail
+    for _ in range(6):
+        rate = next(full_rates) if policy.target == 1024 else 1e5
+        _drive(policy, lambda target, r=rate: r, 4, rows=1024)
+    assert policy.phase == "exploit" and policy.target == 1024
+    assert policy.rates == [pytest.approx(2e5), pytest.approx(1e5)]
+    # One period per arm would have picked the half arm on the tail's reading:
+    single = FirePolicy(full=1024, floor=128, period_calls=4, exploit_calls=50, blocks=1)
+    for rate in (0.3e5, 1e5):
+        _drive(single, lambda target, r=rate: r, 4, rows=1024)
+    assert single.phase == "exploit" and single.target == 512
 
 
 def test_the_half_arm_halves_the_batches_the_full_arm_held():
