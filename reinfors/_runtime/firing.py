@@ -130,14 +130,18 @@ class FirePolicy:
         self.arms = [full] if floor >= full else [full, max(floor, full // 2)]
         self.period_calls, self.exploit_calls, self.blocks = period_calls, exploit_calls, blocks
         self.rates = [0.0] * len(self.arms)  # each arm's median period rate (rows per second)
-        self.arm = 0
-        self.phase = "measure"  # alternate the arms' periods, then exploit the better
-        self._periods: list[list[float]] = [[] for _ in self.arms]  # this measurement's period rates
         self._rows = 0
         self._secs = 0.0
         self._calls = 0
-        self._sizes: list[int] | None = []  # the full arm's batch sizes in its first period
         self._last: float | None = None
+        self._measure()
+
+    def _measure(self) -> None:
+        """Start a measurement: alternate the arms' periods from the full arm on, then exploit
+        the better."""
+        self.arm, self.phase = 0, "measure"
+        self._periods: list[list[float]] = [[] for _ in self.arms]  # this measurement's period rates
+        self._sizes: list[int] | None = []  # the full arm's batch sizes in its first period
 
     @property
     def target(self) -> int:
@@ -173,9 +177,7 @@ class FirePolicy:
         self._rows, self._secs, self._calls = 0, 0.0, 0
         old = self.target
         if self.phase == "exploit":  # re-measure: the workload (tree sizes, episode mix) drifts
-            self.arm, self.phase = 0, "measure"
-            self._periods = [[] for _ in self.arms]
-            self._sizes = []
+            self._measure()
             return self.target != old
         periods = self._periods
         periods[self.arm].append(rate)
