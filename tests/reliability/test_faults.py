@@ -153,14 +153,20 @@ THREADS = (1, 2, 8)
 _ENGINES: dict = {}
 
 
+def new_engine(comp: str, n_threads: int):
+    """``(engine, callback)`` of composition ``comp``, warmed up by one collect."""
+    make_kw, make_infer = FAMILIES[COMPOSITIONS[comp][0]]
+    e = rf.Engine(**make_kw(), n_threads=n_threads)
+    good = make_infer()
+    e.collect(4, good)
+    return e, good
+
+
 def engine(comp: str, n_threads: int):
+    """:func:`new_engine`, shared by the module's tests."""
     key = (comp, n_threads)
     if key not in _ENGINES:
-        make_kw, make_infer = FAMILIES[COMPOSITIONS[comp][0]]
-        e = rf.Engine(**make_kw(), n_threads=n_threads)
-        good = make_infer()
-        e.collect(4, good)
-        _ENGINES[key] = (e, good)
+        _ENGINES[key] = new_engine(comp, n_threads)
     return _ENGINES[key]
 
 
@@ -301,10 +307,8 @@ def test_no_thread_or_memory_growth_over_repeated_faults():
 
     tracemalloc.start()
     try:
-        make_kw, make_infer = FAMILIES[COMPOSITIONS["dqn"][0]]
-        e, good = rf.Engine(**make_kw(), n_threads=8), make_infer()
+        e, good = new_engine("dqn", 8)
         bad = faults(good, False)
-        e.collect(4, good)
         for _ in range(10):
             cycle()
         threads = _threads()
