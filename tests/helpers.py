@@ -316,3 +316,26 @@ def engine(kind="dqn", n_games=4, seed=1, **kw):
 
 def infer_for(kind):
     return COMPOSITIONS[kind][2]()
+
+
+# -- comparing batches ------------------------------------------------------------------------------
+
+# Telemetry of the callback calls themselves: it depends on how fires were cut (batch_size, pad,
+# leaf batching, the pipelined schedule, and for stall closes timing when helper threads run),
+# not on the records.
+GEOMETRY_KEYS = frozenset({"infer_seconds", "infer_calls", "padded_rows", "stall_closes", "stall_releases"})
+
+
+def assert_same_batch(x, y, where="", skip=("infer_seconds",)):
+    """Every batch field bit-identical (dtype, shape and bytes); telemetry equal except the keys
+    in ``skip`` (``GEOMETRY_KEYS`` across batch geometries or fire schedules)."""
+    assert type(x) is type(y), f"{where}: batch types"
+    for name in type(x)._FIELDS:
+        a, b = getattr(x, name), getattr(y, name)
+        if name == "telemetry":
+            a = {k: v for k, v in a.items() if k not in skip}
+            b = {k: v for k, v in b.items() if k not in skip}
+            assert a == b, f"{where}: telemetry"
+        else:
+            assert a.dtype == b.dtype and a.shape == b.shape, f"{where}: {name}"
+            assert a.tobytes() == b.tobytes(), f"{where}: {name} differs"

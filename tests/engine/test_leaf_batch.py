@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import REWARD as DICE_REWARD
-from helpers import leaf_pv as dice_pv
-from helpers import leaf_q as dice_q
 from helpers import (  # tests/ is on sys.path (rootdir conftest)
+    GEOMETRY_KEYS,
+    assert_same_batch,
     linear_pv,
     linear_q,
     make_dice_race,
@@ -24,6 +23,9 @@ from helpers import (  # tests/ is on sys.path (rootdir conftest)
     zero_pv,
     zero_q,
 )
+from helpers import REWARD as DICE_REWARD
+from helpers import leaf_pv as dice_pv
+from helpers import leaf_q as dice_q
 
 import reinfors as rf
 
@@ -32,7 +34,6 @@ C4 = rf.games.Connect4()
 C4_REWARD = rf.Reward(win=1.0, loss=-1.0)
 WIN_NOW = [0, 0, 1, 1, 2, 2]  # player 0 to move: 3 completes the bottom row
 BLOCK_NOW = [0, 6, 1, 6, 2]  # player 1 to move: must block 3
-GEOMETRY_KEYS = {"infer_seconds", "infer_calls", "padded_rows", "stall_closes", "stall_releases"}
 
 
 C4_PV = linear_pv(2 * 6 * 7, 7)
@@ -43,18 +44,6 @@ def c4_env(moves=()):
     for m in moves:
         env.step({env.active_agents()[0]: m})
     return env
-
-
-def assert_same_batch(x, y, where="", skip=("infer_seconds",)):
-    for name in type(x)._FIELDS:
-        a, b = getattr(x, name), getattr(y, name)
-        if name == "telemetry":
-            a = {k: v for k, v in a.items() if k not in skip}
-            b = {k: v for k, v in b.items() if k not in skip}
-            assert a == b, f"{where}: telemetry"
-        else:
-            assert a.dtype == b.dtype and a.shape == b.shape, f"{where}: {name}"
-            assert a.tobytes() == b.tobytes(), f"{where}: {name} differs"
 
 
 def c4_az(k, n_games=32, n_threads=2, sims=64, **kw):

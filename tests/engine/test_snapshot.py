@@ -10,6 +10,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from helpers import GEOMETRY_KEYS, assert_same_batch  # tests/ is on sys.path (rootdir conftest)
 
 import reinfors as rf
 from reinfors import snapshot as snapmod
@@ -18,27 +19,6 @@ from .snapshot_cases import FAMILIES, _fuzz, build, parse, reseal, split
 
 BEFORE = (5, 3)  # collect sizes before the snapshot (small: trajectories stay open)
 AFTER = (4, 9, 2)
-
-
-# Telemetry of the callback calls themselves, which depend on batch_size / pad (and, for stall
-# closes, on timing when helper threads run).
-GEOMETRY_KEYS = {"infer_seconds", "infer_calls", "padded_rows", "stall_closes", "stall_releases"}
-
-
-def assert_same_batch(x, y, where="", same_geometry=True):
-    """Every batch field bit-identical; telemetry equal except ``infer_seconds`` (and, across
-    batch geometries, the per-call counters)."""
-    assert type(x) is type(y)
-    skip = {"infer_seconds"} if same_geometry else GEOMETRY_KEYS
-    for name in type(x)._FIELDS:
-        a, b = getattr(x, name), getattr(y, name)
-        if name == "telemetry":
-            a = {k: v for k, v in a.items() if k not in skip}
-            b = {k: v for k, v in b.items() if k not in skip}
-            assert a == b, f"{where}: telemetry"
-        else:
-            assert a.dtype == b.dtype and a.shape == b.shape, f"{where}: {name}"
-            assert a.tobytes() == b.tobytes(), f"{where}: {name} differs"
 
 
 def run(engine, infer, sizes):
@@ -68,7 +48,7 @@ def test_restore_continues_record_exactly(family):
     f = rf.Engine(**make_kw(), batch_size=5, n_threads=2, pad=True)
     f.restore(rf.EngineSnapshot.from_bytes(blob), expect_policy_version="v1")
     for i, (x, y) in enumerate(zip(want, run(f, infer, AFTER), strict=True)):
-        assert_same_batch(x, y, f"{family} window {i} (fresh engine)", same_geometry=False)
+        assert_same_batch(x, y, f"{family} window {i} (fresh engine)", skip=GEOMETRY_KEYS)
     # same geometry through bytes: telemetry too
     h = rf.Engine(**make_kw(), batch_size=2, n_threads=1)
     h.restore(rf.EngineSnapshot.from_bytes(blob))
@@ -95,7 +75,7 @@ def test_snapshot_before_the_first_collect_restores_the_seed_state():
     run(f, infer, (4,))
     f.restore(snap)
     for x, y in zip(want, run(f, infer, (6, 6)), strict=True):
-        assert_same_batch(x, y, same_geometry=False)
+        assert_same_batch(x, y, skip=GEOMETRY_KEYS)
 
 
 def test_snapshot_after_a_callback_error_and_across_route_layouts():
@@ -121,7 +101,7 @@ def test_snapshot_after_a_callback_error_and_across_route_layouts():
     f.restore(snap)
     got = [f.collect(5, [infer, infer]), f.collect(5, infer)]
     for x, y in zip(want, got, strict=True):
-        assert_same_batch(x, y, same_geometry=False)
+        assert_same_batch(x, y, skip=GEOMETRY_KEYS)
 
 
 def test_snapshot_attributes_and_generation():
