@@ -34,6 +34,31 @@ def void_ptr(typingctx, address):
     return sig, codegen
 
 
+@intrinsic
+def borrowed(typingctx, ary):
+    """The same array (data, shape, strides) without its meminfo: passing it on to callees that
+    are not inlined costs no atomic reference-count update.  Every Numba call increments and
+    decrements the reference count of each array argument it receives, and an entry kernel's
+    arguments come from Python with a meminfo: the engine's address table alone was incremented
+    and decremented ~10 times a search row (measured: ~10 % of a Connect4 AlphaZero row).  The
+    caller must keep the owner alive for as long as the borrowed array is used — an entry
+    kernel's arguments, which Python holds for the whole call, are the intended use."""
+    if not isinstance(ary, types.Array):
+        return None
+    sig = ary(ary)
+
+    def codegen(context, builder, signature, args):
+        from numba.np.arrayobj import populate_array
+
+        aryty = signature.args[0]
+        src = context.make_array(aryty)(context, builder, args[0])
+        out = context.make_array(aryty)(context, builder)
+        populate_array(out, data=src.data, shape=src.shape, strides=src.strides, itemsize=src.itemsize, meminfo=None)
+        return out._getvalue()
+
+    return sig, codegen
+
+
 class EngineTable(types.Type):
     """The type of an unpacked address table: ``E.<name>`` is the C-contiguous, meminfo-free
     array of the row called ``name``, built where it is read (there is no numeric access: a row

@@ -39,6 +39,7 @@ from reinfors.jit.engine_codes import (
     ST_RESUME,
     TN_NLEG,
 )
+from reinfors.jit.pointers import borrowed as _borrowed
 
 if TYPE_CHECKING:
     from reinfors.jit.kernels._header import CACHE_ON, FAM_TREE, HEAD_MAPPED, SIMUL, G_encode, G_head_index
@@ -403,6 +404,8 @@ def finish_fire(A, spans, span_n, route_id, i, out, ready_out, recycle_now, gen,
     one call per fire.  With the cache on, the rows' values (computed under generation ``gen``,
     read before the call) go to the insert log, the route's gated tickets are released (stale
     ones demoted) and a new view is published.  Returns how many slots became ready."""
+    # borrowed: routing passes them on per row (no reference counting)
+    A, spans, span_n, out, ready_out = _borrowed(A), _borrowed(spans), _borrowed(span_n), _borrowed(out), _borrowed(ready_out)
     E = _unpack(A)
     cfg = E.cfg
     ai = route_id * cfg[CFG_ARENAS] + i

@@ -65,6 +65,7 @@ from reinfors.jit.engine_codes import (
     TL_REQUESTED,
     TL_TAIL,
 )
+from reinfors.jit.pointers import borrowed as _borrowed
 from reinfors.jit.policies import modelfree as _mf
 
 if TYPE_CHECKING:
@@ -415,16 +416,26 @@ def work(A, yield_on_full, spin):
     (``W_IDLE``), an arena closed full while ``yield_on_full`` (``W_FULL``), or stop was requested
     (``W_STOP``).  The scheduler thread passes ``spin=0``: nobody else refills the ring while it
     works, and it has batches to fire."""
+    A = _borrowed(A)  # passed on to every slot's kernels: no reference counting per call
     E = _unpack(A)
     ctl = E.ctl
     rdy_seq, rdy_data, rdy_pos = E.rdy_seq, E.rdy_data, E.rdy_pos
+    # C_INFLIGHT counts workers between taking a slot and going idle (held across consecutive
+    # slots: two shared-line atomics per task were a measurable share of a search row on two
+    # threads); with the ring it tells the scheduler whether work is still in flight.
+    held = False
     while True:
         if _atomics.load_acquire(ctl, C_STOP) != 0:
+            if held:
+                _atomics.fetch_sub(ctl, C_INFLIGHT, 1)
             return W_STOP
-        _atomics.fetch_add(ctl, C_INFLIGHT, 1)
+        if not held:
+            _atomics.fetch_add(ctl, C_INFLIGHT, 1)
+            held = True
         g = _rings.pop1(rdy_seq, rdy_data, rdy_pos)
         if g < 0:
             _atomics.fetch_sub(ctl, C_INFLIGHT, 1)
+            held = False
             spins = 0
             while spins < spin and _rings.size(rdy_pos) == 0 and _atomics.load_acquire(ctl, C_STOP) == 0:
                 spins += 1
@@ -438,10 +449,11 @@ def work(A, yield_on_full, spin):
         _advance(A, E, g)  # one call site: it is inlined
         if CACHE_ON:
             _atomics.fetch_sub(E.cctl, CC_PIN + 8 * v, 1)
-        _atomics.fetch_sub(ctl, C_INFLIGHT, 1)
         if _atomics.load_acquire(ctl, C_ERROR) != 0:
+            _atomics.fetch_sub(ctl, C_INFLIGHT, 1)
             return W_STOP
         if yield_on_full and (_atomics.load_acquire(ctl, C_FULL) != 0 or _atomics.load_acquire(ctl, C_WAKE) != 0):
+            _atomics.fetch_sub(ctl, C_INFLIGHT, 1)
             return W_FULL
 
 
