@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 import pytest
+from helpers import GEOMETRY_KEYS, assert_same_batch  # tests/ is on sys.path (rootdir conftest)
 
 import reinfors as rf
 from reinfors._runtime.firing import PIPELINE_IDLE_S, CallCost, FirePolicy
@@ -176,21 +177,6 @@ def _batches(eng, infer, n=3, records=48):
 
 
 # Telemetry that counts calls (and their time) depends on the fire schedule; the rest does not.
-SCHEDULE_KEYS = ("infer_seconds", "infer_calls", "stall_closes", "stall_releases", "padded_rows")
-
-
-def _same(a, b):
-    """Every field of the batches equal, telemetry up to the fire schedule's counts."""
-    for name in type(a)._FIELDS:
-        x, y = getattr(a, name), getattr(b, name)
-        if name == "telemetry":
-            assert {k: v for k, v in x.items() if k not in SCHEDULE_KEYS} == {
-                k: v for k, v in y.items() if k not in SCHEDULE_KEYS
-            }
-        else:
-            np.testing.assert_array_equal(x, y, err_msg=name)
-
-
 @pytest.mark.parametrize("n_games", [16, 96])
 def test_pipelined_batches_equal_the_inline_ones(n_games):
     """An accelerator-like callback is served pipelined (after the first window's calls
@@ -201,7 +187,7 @@ def test_pipelined_batches_equal_the_inline_ones(n_games):
     piped = _batches(eng, slow, records=3 * n_games)
     assert eng._rt.cost.accelerator_like()
     for a, b in zip(inline, piped, strict=True):
-        _same(a, b)
+        assert_same_batch(a, b, skip=GEOMETRY_KEYS)  # telemetry up to the fire schedule's counts
     # The callback ran on the caller's thread only, never on an engine thread.
     assert slow.threads == {threading.current_thread().name}
 
@@ -244,7 +230,7 @@ def test_a_pipelined_stream_yields_the_sequential_batches_and_stops():
     with eng.collect_stream(48, Sleeper(7), depth=1) as stream:
         got = [next(stream) for _ in range(3)]
     for a, b in zip(seq, got, strict=True):
-        _same(a, b)
+        assert_same_batch(a, b, skip=GEOMETRY_KEYS)  # telemetry up to the fire schedule's counts
     assert len(eng.collect(48, Sleeper(7)).obs) >= 48  # the engine is free again after stop()
 
 
@@ -254,7 +240,7 @@ def test_per_player_callbacks_pipelined():
     piped = _batches(eng, [Sleeper(7), Sleeper(7)], n=2)
     assert eng._rt.cost.accelerator_like()
     for a, b in zip(inline, piped, strict=True):
-        _same(a, b)
+        assert_same_batch(a, b, skip=GEOMETRY_KEYS)  # telemetry up to the fire schedule's counts
 
 
 @pytest.mark.timeout(120)

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import GEOMETRY_KEYS, engine, infer_for  # tests/ is on sys.path (rootdir conftest)
+from helpers import assert_same_batch as _assert_same_batch
 from helpers import c4_linear_q as linear_q
-from helpers import engine, infer_for  # tests/ is on sys.path (rootdir conftest)
 
 import reinfors as rf
 from reinfors.engine import _HELD
@@ -26,22 +27,10 @@ STOPPED = "collect stream is stopped"
 ENDED = "collect stream ended (stopped, or a callback error was already raised)"
 
 
-
-
-# Telemetry that depends on how fires happened to be cut (timing), not on the records.
-SCHEDULING_KEYS = ("infer_seconds", "infer_calls", "padded_rows", "stall_closes", "stall_releases")
-
-
 def assert_same_batch(a, b):
-    assert type(a) is type(b)
-    for name in a._FIELDS:
-        x, y = getattr(a, name), getattr(b, name)
-        if name == "telemetry":
-            x = {k: v for k, v in x.items() if k not in SCHEDULING_KEYS}
-            y = {k: v for k, v in y.items() if k not in SCHEDULING_KEYS}
-            assert x == y
-        else:
-            assert x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y), name
+    """Bit-identical batches; telemetry up to the counts that depend on how fires happened to be
+    cut (timing), not on the records."""
+    _assert_same_batch(a, b, skip=GEOMETRY_KEYS)
 
 
 def twin_collects(kind, n, size, **kw):
