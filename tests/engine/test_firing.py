@@ -192,6 +192,35 @@ def test_pipelined_batches_equal_the_inline_ones(n_games):
     assert slow.threads == {threading.current_thread().name}
 
 
+class _SpinLog:
+    """The runtime's kernel module, with the spin budget of every helper's ``work`` call logged."""
+
+    def __init__(self, k):
+        self._k, self.spins = k, []
+
+    def work(self, E, yield_on_full, spin):
+        if threading.current_thread().name.startswith("reinfors-worker-"):
+            self.spins.append(spin)
+        return self._k.work(E, yield_on_full, spin)
+
+    def __getattr__(self, name):
+        return getattr(self._k, name)
+
+
+def test_helpers_poll_through_the_call_only_when_pipelined():
+    """A pipelined window's helpers keep polling through a call (the cores are idle while an
+    accelerator computes); a CPU callback's helpers sleep soon, its call needs the core."""
+    from reinfors._runtime.workers import HELPER_SPIN, PIPELINED_HELPER_SPIN
+
+    for infer, spin in ((Sleeper(7, sleep=0.0), HELPER_SPIN), (Sleeper(7), PIPELINED_HELPER_SPIN)):
+        eng = _engine(n_games=32)
+        eng.collect(32, infer)  # the first window measures the callback
+        log = eng._rt.k = _SpinLog(eng._rt.k)
+        eng.collect(96, infer)
+        assert eng._rt.cost.accelerator_like() == (spin == PIPELINED_HELPER_SPIN)
+        assert log.spins and set(log.spins) == {spin}
+
+
 def test_pipelined_batches_are_larger():
     slow = Sleeper(7)
     eng = _engine(n_games=32)
