@@ -40,7 +40,7 @@ def borrowed(typingctx, ary):
     are not inlined costs no atomic reference-count update.  Every Numba call increments and
     decrements the reference count of each array argument it receives, and an entry kernel's
     arguments come from Python with a meminfo: the engine's address table alone was incremented
-    and decremented ~10 times a search row (measured: ~10 % of a Connect4 AlphaZero row).  The
+    and decremented ~10 times a search row (10 % of a Connect4 AlphaZero row's perf samples).  The
     caller must keep the owner alive for as long as the borrowed array is used — an entry
     kernel's arguments, which Python holds for the whole call, are the intended use."""
     if not isinstance(ary, types.Array):

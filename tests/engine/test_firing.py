@@ -176,7 +176,6 @@ def _batches(eng, infer, n=3, records=48):
     return [eng.collect(records, infer) for _ in range(n)]
 
 
-# Telemetry that counts calls (and their time) depends on the fire schedule; the rest does not.
 @pytest.mark.parametrize("n_games", [16, 96])
 def test_pipelined_batches_equal_the_inline_ones(n_games):
     """An accelerator-like callback is served pipelined (after the first window's calls

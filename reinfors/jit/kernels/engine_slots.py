@@ -420,9 +420,9 @@ def work(A, yield_on_full, spin):
     E = _unpack(A)
     ctl = E.ctl
     rdy_seq, rdy_data, rdy_pos = E.rdy_seq, E.rdy_data, E.rdy_pos
-    # C_INFLIGHT counts workers between taking a slot and going idle (held across consecutive
-    # slots: two shared-line atomics per task were a measurable share of a search row on two
-    # threads); with the ring it tells the scheduler whether work is still in flight.
+    # C_INFLIGHT counts workers between taking a slot and going idle, held across consecutive
+    # slots (not two shared-line atomics per slot); with the ring it tells the scheduler whether
+    # work is still in flight.
     held = False
     while True:
         if _atomics.load_acquire(ctl, C_STOP) != 0:
