@@ -141,7 +141,7 @@ class FirePolicy:
         the better."""
         self.arm, self.phase = 0, "measure"
         self._periods: list[list[float]] = [[] for _ in self.arms]  # this measurement's period rates
-        self._sizes: list[int] | None = []  # the full arm's batch sizes in its first period
+        self._sizes: list[int] = []  # the full arm's batch sizes in its first period
 
     @property
     def target(self) -> int:
@@ -168,8 +168,8 @@ class FirePolicy:
         self._secs += now - last
         self._rows += rows
         self._calls += 1
-        if self.arm == 0 and self._sizes is not None:
-            self._sizes.append(rows)
+        if self.phase == "measure" and self.arm == 0 and not self._periods[0]:
+            self._sizes.append(rows)  # the full arm's first period
         need = self.period_calls if self.phase == "measure" else self.exploit_calls
         if self._calls < need or self._secs < 0.02:
             return False
@@ -182,10 +182,8 @@ class FirePolicy:
         periods = self._periods
         periods[self.arm].append(rate)
         self.rates[self.arm] = float(np.median(periods[self.arm]))
-        if self.arm == 0 and self._sizes is not None:
-            if len(self.arms) > 1:
-                self.arms[1] = max(self.floor, int(np.median(self._sizes)) // 2)
-            self._sizes = None
+        if self.arm == 0 and len(periods[0]) == 1 and len(self.arms) > 1:
+            self.arms[1] = max(self.floor, int(np.median(self._sizes)) // 2)
         if len(self.arms) > 1 and len(periods[1]) < self.blocks:
             self.arm = 1 - self.arm  # alternate: full, half, full, half, ...
         else:
