@@ -110,10 +110,21 @@ FAULTS = sorted(Q_EXPECT)
 _PLAIN = set(FAULTS) - {"rows", "narrow"}
 
 
-def _threads() -> int:
+def _live() -> set[threading.Thread]:
     """Live threads, less the compile-notice watchers (each ends right after its collect, but
-    is not joined, so one may still be exiting when we count)."""
-    return sum(1 for t in threading.enumerate() if not t.name.startswith("reinfors-compile-notice"))
+    is not joined, so one may still be exiting when we look)."""
+    return {t for t in threading.enumerate() if not t.name.startswith("reinfors-compile-notice")}
+
+
+def _threads() -> int:
+    return len(_live())
+
+
+def _started_since(before: set[threading.Thread]) -> list[str]:
+    """Names of the threads alive now that were not alive at ``before``: threads left behind.
+    A thread of an earlier test's engine may end meanwhile (the xdist worker runs other modules
+    first), so a count could drop without any fault of ours: compare sets, not counts."""
+    return sorted(t.name for t in _live() - before)
 
 
 def _past_carried(e) -> int:
@@ -185,11 +196,11 @@ def test_collect_faults(comp, n_threads):
     e, good = engine(comp, n_threads)
     _, search, expect = COMPOSITIONS[comp]
     e.collect(6, good)
-    threads = _threads()
+    before = _live()
     for name, bad in faults(good, search).items():
         _check(lambda bad=bad: e.collect(_past_carried(e), bad), expect[name])
         assert _n(e.collect(7, good)) >= 7, name
-        assert _threads() == threads, name
+        assert _started_since(before) == [], name
 
 
 @pytest.mark.parametrize("n_threads", THREADS)
@@ -199,7 +210,7 @@ def test_collect_stream_faults(comp, n_threads):
     ``stop()`` gives the engine back and it collects (and streams) normally again."""
     e, good = engine(comp, n_threads)
     _, search, expect = COMPOSITIONS[comp]
-    threads = _threads()
+    before = _live()
     names = FAULTS if n_threads == 2 else ["raise_value", "kbint", "nan", "none", "sleep"]
     for name in names:
         bad = faults(good, search)[name]
@@ -209,10 +220,10 @@ def test_collect_stream_faults(comp, n_threads):
         finally:
             s.stop()
         assert _n(e.collect(5, good)) >= 5, name
-        assert _threads() == threads, name
+        assert _started_since(before) == [], name
     with e.collect_stream(5, good) as s:
         assert all(_n(b) >= 5 for _, b in zip(range(2), s, strict=False))
-    assert _threads() == threads
+    assert _started_since(before) == []
 
 
 @pytest.mark.parametrize("comp", sorted(COMPOSITIONS))
@@ -311,7 +322,7 @@ def test_no_thread_or_memory_growth_over_repeated_faults():
         bad = faults(good, False)
         for _ in range(10):
             cycle()
-        threads = _threads()
+        before = _live()
         gc.collect()
         start, arrays = tracemalloc.get_traced_memory()[0], state_bytes()
         for _ in range(40):
@@ -323,20 +334,21 @@ def test_no_thread_or_memory_growth_over_repeated_faults():
         tracemalloc.stop()
     assert grown < 128 * 1024, f"{grown} bytes retained over 120 faults"
     assert arrays_grown <= arrays, f"the engine's arrays grew from {arrays} to {arrays + arrays_grown} bytes"
-    assert _threads() == threads
+    assert _started_since(before) == []
 
 
 def test_worker_threads_end_with_the_engine():
     """An engine's helpers (n_threads - 1, at most n_games - 1: more could not work at once) end
     when it is dropped, also after faults."""
     gc.collect()
-    base = _threads()
+    before = _live()
     make_kw, make_infer = FAMILIES["dqn_connect4"]
     good = make_infer()
     kw = make_kw()
     e = rf.Engine(**kw, n_threads=8)
     e.collect(6, good)
-    assert _threads() == base + min(8, kw["n_games"]) - 1
+    helpers = [n for n in _started_since(before) if n.startswith("reinfors-worker-")]
+    assert len(helpers) == min(8, kw["n_games"]) - 1, helpers
     with pytest.raises(KeyboardInterrupt):
         e.collect(6, faults(good, False)["kbint"])
     with pytest.raises(ValueError):
@@ -349,10 +361,10 @@ def test_worker_threads_end_with_the_engine():
     del e, s
     gc.collect()
     for _ in range(100):
-        if _threads() == base:
+        if not _started_since(before):
             break
         time.sleep(0.05)
-    assert _threads() == base
+    assert _started_since(before) == []
 
 
 def test_reallocation_waits_for_a_busy_helper():
