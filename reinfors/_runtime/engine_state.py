@@ -176,7 +176,7 @@ class EngineState:
         for r in range(max(1, self.N)):
             self.ctl[C.C_ROUTE_CUR + 8 * r] = 0
             self.ctl[C.C_ROUTE_HITS + 8 * r] = 0
-        self._policy = FirePolicy(CAP, self.fire_min, cost=self.cost)
+        self._policy = FirePolicy(CAP, self.fire_min)
         self._set_targets()
         self._alloc_cache()
         self.copy_mode = False  # set once a callback kept lent rows (reset with new arenas)

@@ -95,18 +95,6 @@ class CallCost:
             out += [max(float(ym - slope * xm), 0.0), slope]
         return out[0], out[1], out[2], out[3]
 
-    def call_seconds(self, rows: int) -> float | None:
-        """The fitted wall time of a call of ``rows`` rows, or None when the recent calls cannot
-        tell: too few of them, or none as small as ``1.5 * rows`` (extrapolating a fit of large
-        calls down to a smaller one would mix the fixed and the per-row cost)."""
-        if self._n < _MIN_FIT:
-            return None
-        x, _, _ = self._arrays()
-        if float(x.min()) > 1.5 * rows or float(x.max()) <= float(x.min()):
-            return None
-        c0, c1, _, _ = self.fit()
-        return c0 + c1 * rows
-
     def cpu_like(self) -> bool:
         """Enough calls seen, and the callback is not accelerator-like: its calls keep the
         calling thread busy (a NumPy network)."""
@@ -135,25 +123,12 @@ class FirePolicy:
     both are measured again.  One period per arm is not enough: a period that falls on a
     window's tail (slots parked at the window's target, batches a fraction of the rest) reads
     far below the arm's rate — measured at 256 games, 44 k against 103-120 k rows/s for the same
-    arm — and a single such period picked the slower arm for 1,600 calls.
+    arm — and a single such period picked the slower arm for 1,600 calls."""
 
-    Five periods are not always enough either when the arms are close: at 1,024 games one
-    period of the same arm reads 260-348 k rows/s (10th-90th percentile), and the half arm won
-    2 of 8 fresh engines' first measurements, though it routes less (one 25 s run: 278 k rows/s
-    in its exploit phases against the full arm's 318 k).
-    So the half arm is not measured at all when it cannot win: with ``cost`` (the callbacks'
-    :class:`CallCost`), the half arm's *bound* is its batches back to back, each costing what the
-    fit says a call of that many rows costs (no CPU round between them, no window tail); once
-    the full arm's median over ``min(3, blocks)`` periods reaches that bound, the full arm is
-    chosen."""
-
-    def __init__(self, full: int, floor: int, period_calls: int = 12, exploit_calls: int = 1600, blocks: int = 5,
-                 cost: CallCost | None = None):  # fmt: skip
+    def __init__(self, full: int, floor: int, period_calls: int = 12, exploit_calls: int = 1600, blocks: int = 5):
         self.floor = floor
         self.arms = [full] if floor >= full else [full, max(floor, full // 2)]
         self.period_calls, self.exploit_calls, self.blocks = period_calls, exploit_calls, blocks
-        self.cost = cost
-        self.half_bound = 0.0  # the half arm's bound at the last measurement (rows/s; 0: unknown)
         self.rates = [0.0] * len(self.arms)  # each arm's median period rate (rows per second)
         self._rows = 0
         self._secs = 0.0
@@ -167,12 +142,6 @@ class FirePolicy:
         self.arm, self.phase = 0, "measure"
         self._periods: list[list[float]] = [[] for _ in self.arms]  # this measurement's period rates
         self._sizes: list[int] = []  # the full arm's batch sizes in its first period
-
-    def _half_bound(self) -> float:
-        """Rows per second the half arm routes at best (its calls back to back), or 0 when the
-        callbacks' cost cannot be told (:meth:`CallCost.call_seconds`)."""
-        seconds = self.cost.call_seconds(self.arms[1]) if self.cost is not None else None
-        return self.arms[1] / seconds if seconds else 0.0
 
     @property
     def target(self) -> int:
@@ -215,11 +184,6 @@ class FirePolicy:
         self.rates[self.arm] = float(np.median(periods[self.arm]))
         if self.arm == 0 and len(periods[0]) == 1 and len(self.arms) > 1:
             self.arms[1] = max(self.floor, int(np.median(self._sizes)) // 2)
-        if self.arm == 0 and len(self.arms) > 1 and len(periods[0]) >= min(3, self.blocks):
-            self.half_bound = self._half_bound()
-            if self.half_bound and self.rates[0] >= self.half_bound:
-                self.phase = "exploit"  # the half arm cannot beat what the full arm routes
-                return False
         if len(self.arms) > 1 and len(periods[1]) < self.blocks:
             self.arm = 1 - self.arm  # alternate: full, half, full, half, ...
         else:

@@ -4,7 +4,6 @@ the inline path, the callback on the caller's thread, errors, streams and ``batc
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 
@@ -111,53 +110,6 @@ def test_one_slow_period_does_not_pick_the_slower_arm():
     for rate in (0.3e5, 1e5):
         _drive(single, lambda target, r=rate: r, 4, rows=1024)
     assert single.phase == "exploit" and single.target == 512
-
-
-def _gpu_like_cost(rows=range(64, 1025, 64)) -> CallCost:
-    """Calls of 1.3 ms + rows / 2.2 M s (the accelerator stand-in), all idle."""
-    cost = CallCost()
-    for _ in range(4):
-        for n in rows:
-            wall = 1.3e-3 + n / 2.2e6
-            cost.add(n, wall, 0.0)
-    return cost
-
-
-@pytest.mark.parametrize("full_rate", [4e5, 3e5])
-def test_the_half_arm_is_not_measured_when_it_cannot_win(full_rate):
-    """With the callbacks' cost known, the half arm's bound is its calls back to back: 512 rows
-    / (1.3 ms + 512 / 2.2 M s) = 334 k rows/s.  A full arm routing more than that after three
-    periods is chosen at once; one routing less is compared with the half arm as before."""
-    cost = _gpu_like_cost()
-    assert cost.call_seconds(512) == pytest.approx(1.3e-3 + 512 / 2.2e6)
-    policy = FirePolicy(full=1024, floor=128, period_calls=4, exploit_calls=50, blocks=5, cost=cost)
-    seen = []
-    while policy.phase == "measure":
-        seen.append(policy.target)
-        rate = full_rate if policy.target == 1024 else 1e5
-        _drive(policy, lambda target, r=rate: r, max(4, math.ceil(0.02 * rate / 1024)), rows=1024)  # one period
-    assert policy.half_bound == pytest.approx(512 / (1.3e-3 + 512 / 2.2e6))
-    assert policy.target == 1024
-    if full_rate > policy.half_bound:
-        assert seen == [1024, 512, 1024, 512, 1024]  # decided at the full arm's third period
-    else:
-        assert seen == [1024, 512] * 5
-
-
-def test_the_half_bound_needs_calls_of_about_its_size():
-    """A fit of large calls only says nothing of a call half their size (the fixed and the
-    per-row cost are not told apart): no bound, both arms are measured."""
-    assert _gpu_like_cost(rows=range(900, 1025, 8)).call_seconds(512) is None
-    assert _gpu_like_cost(rows=[1000]).call_seconds(1000) is None  # one size: no per-row cost
-    assert CallCost().call_seconds(512) is None
-    policy = FirePolicy(full=1024, floor=128, period_calls=4, exploit_calls=50, blocks=3,
-                        cost=_gpu_like_cost(rows=range(900, 1025, 8)))  # fmt: skip
-    seen = []
-    while policy.phase == "measure":
-        seen.append(policy.target)
-        rate = 4e5 if policy.target == 1024 else 1e5
-        _drive(policy, lambda target, r=rate: r, max(4, math.ceil(0.02 * rate / 1024)), rows=1024)
-    assert seen == [1024, 512] * 3 and policy.target == 1024 and policy.half_bound == 0.0
 
 
 def test_the_half_arm_halves_the_batches_the_full_arm_held():

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from reinfors.jit.kernels._header import CACHE_ON, FAM_TREE, HEAD_MAPPED, SIMUL, G_encode, G_head_index
     from reinfors.jit.kernels.engine_cache import _cache_log, _cache_publish, _release_gated
     from reinfors.jit.kernels.engine_records import _unpack
+    from reinfors.jit.kernels.engine_slots import push_ready
 # -- end of bound names (scripts/kernel_part_imports.py) --
 
 
@@ -302,19 +303,13 @@ def route(A, spans, span_n, route_id, i, out, ready_out, raw):
     ``raw = (address, rows, row stride)`` of the callback's float32 logits when the action
     columns are to be read from them (``out`` then holds the values only; ``rows = 0``: none).
     Every slot served is stamped with the fire's weights generation (``C_FIREGEN`` -> ``SI_GEN``).
-    Without the cache each ready slot is also queued on the ready ring at once, so the workers
-    start on the first slots while the rest are routed (routing ~950 rows took 132-146 us, all
-    of it before the first worker could start); with the cache the gated tickets join them
-    after the loop, and ``finish_fire`` queues them all.  Returns ``(how many slots became
-    ready, how many of them were queued)``."""
+    Returns how many slots became ready."""
     E = _unpack(A)
     cfg, sinfo, pending = E.cfg, E.sinfo, E.pending
     arena_ctl = E.arena_ctl
-    rdy_seq, rdy_data, rdy_pos = E.rdy_seq, E.rdy_data, E.rdy_pos
     n_arenas = cfg[CFG_ARENAS]
     ai = route_id * n_arenas + i
     n_ready = 0
-    queued = 0
     fire_gen = E.ctl[C_FIREGEN]
     logits = _outputs.f32_rows(raw[0], raw[1], raw[2])
     for s in range(span_n[ai]):
@@ -330,10 +325,6 @@ def route(A, spans, span_n, route_id, i, out, ready_out, raw):
             sinfo[g, SI_STATUS] = ST_RESUME
             ready_out[n_ready] = g
             n_ready += 1
-            if not CACHE_ON:
-                while not _rings.push1(rdy_seq, rdy_data, rdy_pos, g):
-                    pass
-                queued += 1
     span_n[ai] = 0
     if CACHE_ON:
         # Alias tickets resolve from their twin rows; then the arena's key index is cleared and
@@ -359,7 +350,7 @@ def route(A, spans, span_n, route_id, i, out, ready_out, raw):
     # Routed: mark it LENT (closed, empty) until the scheduler recycles it — immediately, or
     # once the callback dropped every view of its rows.
     _atomics.store_release(arena_ctl, ai, _arena.pack(True, 0, 0))
-    return n_ready, queued
+    return n_ready
 
 
 @kernel(entry=True)
@@ -419,15 +410,13 @@ def finish_fire(A, spans, span_n, route_id, i, out, ready_out, recycle_now, gen,
     cfg = E.cfg
     ai = route_id * cfg[CFG_ARENAS] + i
     n_rows = _arena.cursor_of(_atomics.load_acquire(E.arena_ctl, ai))
-    _atomics.store_release(E.ctl, C_STOP, 0)  # before route queues the first slot
-    n_ready, queued = route(A, spans, span_n, route_id, i, out, ready_out, raw)
+    n_ready = route(A, spans, span_n, route_id, i, out, ready_out, raw)
     if CACHE_ON:
         _cache_log(E, route_id, ai, n_rows, out, gen)
         n_ready = _release_gated(A, E, route_id, ready_out, n_ready)
         _cache_publish(E)
     if recycle_now:
         _arena.recycle(E.arena_ctl, E.arena_done, ai)
-    for t in range(queued, n_ready):
-        while not _rings.push1(E.rdy_seq, E.rdy_data, E.rdy_pos, ready_out[t]):
-            pass
+    _atomics.store_release(E.ctl, C_STOP, 0)
+    push_ready(A, ready_out, n_ready)
     return n_ready
