@@ -76,22 +76,34 @@ class CallPath:
         """``(rows, owner, view)`` of arena ``i`` of ``route``: a zero-copy view of its committed
         rows (or a copy, once a callback kept rows), padded with zeros to the capacity when
         ``pad``; ``owner`` is the array whose references tell whether the callback kept any."""
-        n = (int(self._arrays["arena_ctl"][route * self.n_arenas + i]) >> _CURSOR_SHIFT) & _CURSOR_MASK  # arena_fill
+        ai = route * self.n_arenas + i
+        n = (int(self._arrays["arena_ctl"][ai]) >> _CURSOR_SHIFT) & _CURSOR_MASK  # arena_fill
         self._route_fires[route] += 1
-        rows = self._arrays["arena_rows"][route, i]
         lent_rows = n
         if self.pad and n < self.capacity:
-            rows[n:] = 0.0
+            self._arrays["arena_rows"][route, i, n:] = 0.0
             lent_rows = self.capacity
             tele["padded_rows"] += self.capacity - n
         if self.copy_mode:
-            owner = rows[:lent_rows].copy()
+            owner = self._arrays["arena_rows"][route, i, :lent_rows].copy()
             return n, owner, owner
-        # Zero-copy loan: an array over a memoryview of the arena rows.  Every view a callback
-        # derives from it references ``owner`` (NumPy collapses view bases only through arrays),
-        # so its refcount tells whether the callback kept any of them.
-        owner = np.frombuffer(memoryview(rows[:lent_rows]), np.float32)
-        return n, owner, owner.reshape(lent_rows, self.O)
+        # Zero-copy loan: a view of the arena's owner, a flat array over a memoryview of its rows
+        # (kept per arena, :meth:`_owners`).  Every view a callback derives from it references
+        # ``owner`` (NumPy collapses view bases only through arrays), so its refcount tells
+        # whether the callback kept any of them.
+        owner = self._owners()[ai]
+        return n, owner, owner[: lent_rows * self.O].reshape(lent_rows, self.O)
+
+    def _owners(self) -> list:
+        """Per arena, the flat float32 array over a memoryview of its rows that loans are views
+        of (rebuilt when the arenas are reallocated: two NumPy constructors a fire saved)."""
+        rows = self._arrays["arena_rows"]
+        cached = getattr(self, "_loan_owners", None)
+        if cached is None or cached[0] is not rows:
+            flat = rows.reshape(-1, *rows.shape[2:])
+            cached = (rows, [np.frombuffer(memoryview(a), np.float32) for a in flat])
+            self._loan_owners = cached
+        return cached[1]
 
     def _generations(self, route: int) -> tuple:
         """``(cache generation of route's partition, weights generation)`` the call's values are

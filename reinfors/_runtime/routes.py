@@ -32,9 +32,12 @@ def resolve_infer(infer, n_players: int) -> list:
     return fns
 
 
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)  # (a dtype compares faster with a dtype than a type)
+
+
 def _dtype_check(x, what: str, field: str = ""):
     """``what`` (and ``field``, joined by a space) names the array in the error."""
-    if isinstance(x, np.ndarray) and (x.dtype == np.float64 or x.dtype == np.float32):
+    if isinstance(x, np.ndarray) and (x.dtype == _F32 or x.dtype == _F64):
         return
     what = f"{what} {field}" if field else what
     if not isinstance(x, np.ndarray):
@@ -72,9 +75,11 @@ class _Validator:
         return self._held
 
     def release(self) -> None:
-        """The engine has routed the last fire's rows: drop the outputs and the address."""
-        self._held = None
-        self.raw[:] = 0
+        """The engine has routed the last fire's rows: drop the outputs and the address (set
+        only together with ``_held``)."""
+        if self._held is not None:
+            self._held = None
+            self.raw.fill(0)
 
     def clone(self):
         """A validator of the same outputs with buffers of its own (a pipelined window keeps two
@@ -151,12 +156,12 @@ class PVValidator(_Validator):
         pred = self._rows.take(rows)
         A = self.n_actions
         st = logits.strides
-        if self.in_place and logits.dtype == np.float32 and st[1] == 4 and st[0] >= 4 * A and st[0] % 4 == 0:
-            finite = _outputs.finite_cols(logits, A, self.raw)
+        if self.in_place and logits.dtype == _F32 and st[1] == 4 and st[0] >= 4 * A and st[0] % 4 == 0:
+            finite = _outputs.finite_cols_values(logits, A, values, pred, self.raw)
             self._held = logits
         else:
             finite = _outputs.widen_rows(logits, A, pred, 0)
-        finite = _outputs.widen_rows(values.reshape(rows, 1), 1, pred, A) and finite
+            finite = _outputs.widen_rows(values.reshape(rows, 1), 1, pred, A) and finite
         if not finite:
             raise ValueError(f"{label} infer outputs must contain only finite values")
         return pred

@@ -169,7 +169,7 @@ class Runtime(EngineState, Workers, CallPath, WindowLoop, RecordPool, SnapshotSt
             (_records.legal_csr, (b8, 0, True)),
             (_records.map_ids, (i8, i8, i8, np.zeros((1, 1), np.int64))),
             (_records.map_columns, (f8, i8, np.zeros((1, 1), np.int64))),
-            (_outputs.finite_cols, (f4, 0, i8)),
+            (_outputs.finite_cols_values, (f4, 0, np.zeros(1, np.float32), f8, i8)),
             (_outputs.widen_rows, (f4, 0, f8, 0)),
             (_outputs.widen_rows, (f8, 0, f8, 0)),
         ]

@@ -5,8 +5,8 @@ prediction buffer the route keeps between fires: no temporary array, no separate
 float32 values widen exactly, so the rows are bit-identical to float64 outputs of the same
 values.  Used by ``reinfors/_runtime/routes.py``; compiled once per input dtype / layout.
 
-float32 policy logits need not be widened at all: :func:`finite_cols` checks them in place
-(read-only) and the engine's ``route`` reads the columns it stores straight from the callback's
+float32 policy logits need not be widened at all: :func:`finite_cols_values` checks them in
+place (read-only) and the engine's ``route`` reads the columns it stores straight from the callback's
 array (:func:`f32_rows` over its address), widening only those.  A tree node stores its legal
 actions' logits alone (chess: ~30 of 4,672 columns), so the full-width copy is not paid.
 """
@@ -43,16 +43,21 @@ def widen_rows(src, n_cols, dst, col0):
 
 
 @kernel(entry=True)
-def finite_cols(src, n_cols, raw):
-    """True when ``src[:, :n_cols]`` holds only finite values (the check of :func:`widen_rows`,
-    without the copy, in the array's own precision); ``raw`` receives ``(address, rows, row
-    stride in elements)`` of ``src`` for :func:`f32_rows`."""
+def finite_cols_values(src, n_cols, values, dst, raw):
+    """True when ``src[:, :n_cols]`` and ``values: [rows]`` hold only finite values: the
+    logits are checked in place, in their own precision (the check of :func:`widen_rows`
+    without the copy), and the values widened into column ``n_cols`` of ``dst`` — an AlphaZero
+    / PPO callback's output in one dispatch.  ``raw`` receives ``(address, rows, row stride in
+    elements)`` of ``src`` for :func:`f32_rows`."""
     bad = 0
     for r in range(src.shape[0]):
         s = src[r, :n_cols]
         for c in range(n_cols):
             x = s[c]
             bad += (x - x) != 0.0
+        v = np.float64(values[r])
+        dst[r, n_cols] = v
+        bad += (v - v) != 0.0
     raw[0] = src.ctypes.data
     raw[1] = src.shape[0]
     raw[2] = src.strides[0] // src.itemsize

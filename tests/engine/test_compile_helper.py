@@ -158,7 +158,7 @@ def test_a_cold_process_compiles_only_work_and_gets_the_warm_batch(tmp_path, mon
     # hand-over's; 11 compiles without the helper) is loaded from the helper's entries.
     from reinfors.jit.games import _contract
 
-    probe = {*_contract.REQUIRED_FUNCTIONS, *_contract.OPTIONAL_FUNCTIONS, "finite_cols", "widen_rows"}
+    probe = {*_contract.REQUIRED_FUNCTIONS, *_contract.OPTIONAL_FUNCTIONS, "finite_cols_values", "widen_rows"}
     assert cold["tops"][-1] == "work" and cold["tops"].count("work") == 1, cold["tops"]
     assert set(cold["tops"][:-1]) <= probe, cold["tops"]
     warm = child()
