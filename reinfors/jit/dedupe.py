@@ -74,9 +74,8 @@ def order_unique(rows, spans, n_spans):
             in_order = False
             break
         prev = key
-    if in_order:
-        order = np.arange(n_spans)
-    else:
+    order = np.zeros(0, np.int64)  # (a single-threaded round's spans need no sort: no order array)
+    if not in_order:
         keys = np.empty(n_spans, np.int64)
         for s in range(n_spans):
             keys[s] = spans[s, 0] * big + spans[s, 3]
@@ -84,13 +83,16 @@ def order_unique(rows, spans, n_spans):
     cap = 16
     while cap < 2 * n:
         cap *= 2
-    table = np.full(cap, -1, np.int64)  # unique index, or -1
-    unique_src = np.empty(n, np.int64)
-    row_uid = np.empty(n, np.int64)
+    # One allocation for the table and both outputs: [table (cap) | unique_src (n) | row_uid (n)].
+    scratch = np.empty(cap + 2 * n, np.int64)
+    table = scratch[:cap]  # unique index, or -1
+    table[:] = -1
+    unique_src = scratch[cap : cap + n]
+    row_uid = scratch[cap + n :]
     u = 0
     mask = np.uint64(cap - 1)
     for oi in range(n_spans):
-        s = order[oi]
+        s = oi if in_order else order[oi]
         for t in range(spans[s, 2]):
             r = spans[s, 1] + t
             slot = _row_hash(bits, r, O) & mask
@@ -112,4 +114,4 @@ def order_unique(rows, spans, n_spans):
                     row_uid[r] = j
                     break
                 slot = (slot + np.uint64(1)) & mask
-    return unique_src[:u].copy(), row_uid
+    return unique_src[:u], row_uid

@@ -83,21 +83,20 @@ def choose_gather(A, spans, span_n, acc, sinfo, ctl, arena_rows, n_arenas, statu
     to send (``unique_src``/``row_uid`` as ``order_unique``'s), 1 = every slot parked (done),
     2 = a kernel error is set in ``ctl[error_word]``, 3 = slots wait but nothing is fireable.
     """
-    empty = np.zeros(0, np.int64)
     work(A, False, 0)
     if ctl[error_word] != 0:
-        return 2, -1, 0, empty, empty
+        return 2, -1, 0, np.zeros(0, np.int64), np.zeros(0, np.int64)
     parked = True
     for g in range(sinfo.shape[0]):
         if sinfo[g, status_col] != park:
             parked = False
             break
     if parked:
-        return 1, -1, 0, empty, empty
+        return 1, -1, 0, np.zeros(0, np.int64), np.zeros(0, np.int64)
     close_all_open(A, 0)
     code = find_fireable(A, spans, span_n, acc)
     if code < 0:
-        return 3, code, 0, empty, empty
+        return 3, code, 0, np.zeros(0, np.int64), np.zeros(0, np.int64)
     route = code // n_arenas
     i = code - route * n_arenas
     n = arena_fill(A, route, i)
@@ -284,7 +283,6 @@ def choose_round(
     arena rows' unique indices (``[>= n] int64``, for the next call); state 4 = a raw output
     held a non-finite value (nothing was routed: the caller's validator names it)."""
     O = arena_rows.shape[3]
-    none = np.empty((0, O), np.float32)
     prev_uid = uid
     if prev_code >= 0:
         W = buf.shape[1]
@@ -316,14 +314,14 @@ def choose_round(
                 for c in range(W):
                     dst[c] = src[c]
         if bad != 0:
-            return 4, prev_code, 0, none
+            return 4, prev_code, 0, np.empty((0, O), np.float32)
         route_id = prev_code // n_arenas
         finish_fire(A, spans, span_n, route_id, prev_code - route_id * n_arenas, buf[:prev_n], ready_buf, True, np.int64(0), raw)
     state, code, n, unique_src, row_uid = choose_gather(
         A, spans, span_n, acc, sinfo, ctl, arena_rows, n_arenas, status_col, park, error_word
     )
     if state != 0:
-        return state, code, n, none
+        return state, code, n, np.empty((0, O), np.float32)
     for r in range(n):
         uid[r] = row_uid[r]
     route_id = code // n_arenas
