@@ -67,7 +67,7 @@ class CallPath:
         if pred is None:
             pred, gen = self._no_predictions(n, validate)
         extra = sys.getrefcount(owner) + sys.getrefcount(view) - base  # before owner / view are passed on
-        retained = self._kept(validate, owner, view, extra)
+        retained = extra > 0 and self._kept(validate, owner, view, extra)  # (no new reference: none kept)
         self.ctl[C.C_FIREGEN] = wgen
         self.k.finish_fire(self.E, self.spans, self.span_n, route, i, pred, self.ready_buf, not retained, gen, validate.raw)
         validate.release()
@@ -182,7 +182,7 @@ class CallPath:
         if pred is None:
             pred, c.gen = self._no_predictions(c.n, validate)
         extra = sys.getrefcount(owner) + sys.getrefcount(view) - base  # before owner / view are passed on
-        c.retained = self._kept(validate, owner, view, extra)
+        c.retained = extra > 0 and self._kept(validate, owner, view, extra)
         c.pred = pred
 
     def _route_back(self, c: _Call) -> None:
