@@ -88,22 +88,11 @@ class CallPath:
             owner = self._arrays["arena_rows"][route, i, :lent_rows].copy()
             return n, owner, owner
         # Zero-copy loan: a view of the arena's owner, a flat array over a memoryview of its rows
-        # (kept per arena, :meth:`_owners`).  Every view a callback derives from it references
-        # ``owner`` (NumPy collapses view bases only through arrays), so its refcount tells
-        # whether the callback kept any of them.
-        owner = self._owners()[ai]
+        # (``_loan_owners``, made with the arenas).  Every view a callback derives from it
+        # references ``owner`` (NumPy collapses view bases only through arrays), so its refcount
+        # tells whether the callback kept any of them.
+        owner = self._loan_owners[ai]
         return n, owner, owner[: lent_rows * self.O].reshape(lent_rows, self.O)
-
-    def _owners(self) -> list:
-        """Per arena, the flat float32 array over a memoryview of its rows that loans are views
-        of (rebuilt when the arenas are reallocated: two NumPy constructors a fire saved)."""
-        rows = self._arrays["arena_rows"]
-        cached = getattr(self, "_loan_owners", None)
-        if cached is None or cached[0] is not rows:
-            flat = rows.reshape(-1, *rows.shape[2:])
-            cached = (rows, [np.frombuffer(memoryview(a), np.float32) for a in flat])
-            self._loan_owners = cached
-        return cached[1]
 
     def _generations(self, route: int) -> tuple:
         """``(cache generation of route's partition, weights generation)`` the call's values are

@@ -167,7 +167,10 @@ class EngineState:
 
     def _alloc_routes(self) -> None:
         R, NA, CAP = self.n_routes, self.n_arenas, self.capacity
-        self._arrays["arena_rows"] = np.zeros((R, NA, CAP, self.O), np.float32)
+        rows = self._arrays["arena_rows"] = np.zeros((R, NA, CAP, self.O), np.float32)
+        # Per arena (route * NA + i), the flat array over a memoryview of its rows that a fire's
+        # loan is a view of (CallPath._loan): made once here, not two NumPy constructors a fire.
+        self._loan_owners = [np.frombuffer(memoryview(a), np.float32) for a in rows.reshape(R * NA, CAP, self.O)]
         self._arrays["arena_ctl"] = np.zeros(R * NA, np.uint64)
         self._arrays["arena_done"] = np.zeros(R * NA, np.uint64)
         self.spans = np.zeros((R * NA, CAP, 4), np.int64)  # per arena: slot, start, rows, row offset
