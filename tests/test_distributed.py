@@ -1,146 +1,72 @@
-"""reinfors.distributed.Collectors on a local Ray cluster (``ray.init(num_cpus=2)``): batches
-rebuilt from arrays, learner versions as ``weights_generations``, records identical to a local
-engine with the actor's seed, errors naming the actor, validation.  Skipped without Ray.
+"""reinfors.distributed.Collectors on a local Ray (``ray.init(num_cpus=2)``): batches rebuilt from
+arrays, learner versions as ``weights_generations``, records identical to a local engine with
+the actor's seed, errors naming the actor, validation; faults (an actor killed before its first
+window, mid-window, between windows, while it builds the callback of new weights) change no
+record; flow control; whole-run snapshot / restore.  Ray is in the test extra: nothing here
+skips.  The multi-node tests are in test_distributed_cluster.py.
 
-One composition: Connect4 under EpsilonGreedyQ + Dqn (test_stream.py's ``dqn``), so the actors
-load kernels the engine tests already compiled.
+One composition: Connect4 under EpsilonGreedyQ + Dqn (test_stream.py's ``dqn``), 4 games, 1
+thread, so the actors load kernels the engine tests already compiled.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+import ray
 
-ray = pytest.importorskip("ray")
-
-import reinfors as rf  # noqa: E402
-from reinfors.distributed import CollectorError, Collectors, batch_from_wire, batch_to_wire  # noqa: E402
-
-A = 7
-
-
-def _config(seed=3):
-    eng = rf.Engine(
-        rf.games.Connect4(), rf.Reward(win=1.0, loss=-1.0), rf.policies.EpsilonGreedyQ(epsilon=0.2),
-        rf.learners.Dqn(), n_games=4, seed=seed, n_threads=1,
-    )  # fmt: skip
-    return eng.resolved_config()
-
-
-def _factories():
-    """Infer factories defined in a local scope (Ray ships them by value to the workers)."""
-
-    def linear(weights):
-        w = np.asarray(weights, np.float64)
-
-        def infer(obs):
-            return (obs.astype(np.float64) @ w)[:, None, :]
-
-        return infer
-
-    def failing(weights):
-        w = np.asarray(weights, np.float64)
-        calls = [0]
-
-        def infer(obs):
-            calls[0] += 1
-            if calls[0] > 3:
-                raise ZeroDivisionError("boom in the callback")
-            return (obs.astype(np.float64) @ w)[:, None, :]
-
-        return infer
-
-    return linear, failing
-
-
-LINEAR, FAILING = _factories()
+import reinfors as rf
+from reinfors.distributed import (
+    CollectorError,
+    CollectorRestartWarning,
+    Collectors,
+    batch_from_wire,
+    batch_to_wire,
+)
+from tests.distributed.helpers import (
+    COLLECT,
+    CRASHING,
+    LINEAR,
+    by_actor,
+    check_against_replay,
+    config,
+    replay,
+    run,
+    same,
+    weights,
+)
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+def local_ray():
+    ray.init(
+        num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
+        object_store_memory=100 * 2**20,
+    )  # fmt: skip
     yield
     ray.shutdown()
 
 
-def _weights(seed):
-    return np.random.default_rng(seed).standard_normal((84, A)) * 0.3
+def _alive_actors() -> int:
+    return sum(1 for a in ray._private.state.actors().values() if a["State"] != "DEAD")
 
 
 def test_wire_round_trip_rebuilds_the_batch():
-    eng = rf.engine_from_config(_config())
-    b = eng.collect(16, LINEAR(_weights(0)))
+    eng = rf.engine_from_config(config())
+    b = eng.collect(16, LINEAR(weights(0)))
     arrays, meta = batch_to_wire(b)
     assert all(isinstance(v, np.ndarray) for v in arrays.values()) and meta["type"] == "DqnBatch"
     c = batch_from_wire(arrays, meta)
     assert type(c) is rf.DqnBatch and len(c) == 7
-    for name in rf.DqnBatch._FIELDS:
-        if name != "telemetry":
-            assert np.array_equal(getattr(b, name), getattr(c, name)), name
-    assert c.telemetry == b.telemetry
+    assert same(b, c) and c.telemetry == b.telemetry
     with pytest.raises(ValueError, match="missing or unexpected"):
         batch_from_wire({k: v for k, v in arrays.items() if k != "obs"}, meta)
     with pytest.raises(ValueError, match="unknown batch type"):
         batch_from_wire(arrays, {"type": "Nope", "telemetry": {}})
 
 
-@pytest.mark.slow  # ~20 s of actor start-up (each imports reinfors and loads the kernels) + cluster start
-def test_collectors_feed_one_learner(cluster):
-    cfg = _config()
-    with Collectors(cfg, LINEAR, n_actors=2, collect_size=24) as col:
-        with pytest.raises(RuntimeError, match="set_weights"):
-            next(col)
-        assert col.set_weights(_weights(0)) == 0
-        got = {0: [], 1: []}
-        versions_seen = []
-        for step, (actor_id, version, batch) in enumerate(col):
-            assert isinstance(batch, rf.DqnBatch) and len(batch.obs) >= 24
-            g = batch.weights_generations
-            assert g.dtype == np.int64 and g.shape == (len(batch.obs),)
-            assert g.max() <= version <= col.version  # stamps are learner versions
-            got[actor_id].append((version, batch))
-            versions_seen.append(version)
-            if step in (1, 3):
-                col.set_weights(_weights(step))
-            if (step >= 5 and got[0] and got[1]) or step == 200:  # actors start at their own pace
-                break
-        assert got[0] and got[1]
-        assert max(versions_seen) == 2
-    # Actor 0 collected exactly what a local engine with its seed collects under the same weights.
-    local = rf.engine_from_config(cfg)
-    version, first = got[0][0]
-    assert version == 0
-    want = local.collect(24, LINEAR(_weights(0)))
-    assert np.array_equal(first.obs, want.obs) and np.array_equal(first.actions, want.actions)
-    # Actor 1 ran with seed + 1: other records.
-    other = got[1][0][1]
-    assert not (other.obs.shape == first.obs.shape and np.array_equal(other.obs, first.obs))
-    with pytest.raises(RuntimeError, match="closed"):
-        col.set_weights(_weights(9))
-
-
-@pytest.mark.slow
-def test_an_actor_error_surfaces_naming_the_actor(cluster):
-    with Collectors(_config(), FAILING, n_actors=1, collect_size=400) as col:
-        col.set_weights(_weights(0))
-        with pytest.raises(CollectorError, match=r"collector actor 0 failed: ZeroDivisionError") as info:
-            for _ in range(3):
-                next(col)
-        assert info.value.actor_id == 0
-        assert isinstance(info.value.__cause__, ZeroDivisionError)
-    # A config the actor cannot build also names the actor.
-    bad = dict(_config(), game={"name": "no_such_game"})
-    with Collectors(bad, LINEAR, n_actors=1, collect_size=8, warm=False) as col:
-        col.set_weights(_weights(0))
-        with pytest.raises(CollectorError, match="collector actor 0 failed"):
-            next(col)
-    # Warming (the default) builds the first actor's engine at once: the error surfaces there.
-    with pytest.raises(CollectorError, match="collector actor 0 failed"):
-        Collectors(bad, LINEAR, n_actors=2, collect_size=8)
-
-
 def test_validation():
-    cfg = _config()
+    cfg = config()
     with pytest.raises(TypeError, match="JSON"):
         Collectors(dict(cfg, extra=object()), LINEAR, 1, 8)
     with pytest.raises(TypeError, match="dict"):
@@ -153,6 +79,195 @@ def test_validation():
         Collectors(cfg, LINEAR, 1, 0)
     with pytest.raises(TypeError, match="n_actors must be an int"):
         Collectors(cfg, LINEAR, 1.5, 8)
+    with pytest.raises(ValueError, match="max_restarts must be >= -1"):
+        Collectors(cfg, LINEAR, 1, 8, max_restarts=-2)
+    with pytest.raises(TypeError, match="max_restarts must be an int"):
+        Collectors(cfg, LINEAR, 1, 8, max_restarts=None)
+    with pytest.raises(ValueError, match="max_in_flight must be >= 1"):
+        Collectors(cfg, LINEAR, 1, 8, max_in_flight=0)
+    with pytest.raises(TypeError, match="ordered must be a bool"):
+        Collectors(cfg, LINEAR, 1, 8, ordered=1)
+    with pytest.raises(ValueError, match="actor_resources must hold one dict per actor"):
+        Collectors(cfg, LINEAR, 2, 8, actor_resources=[{"a": 1}])
+    with pytest.raises(TypeError, match="actor_resources must be a list"):
+        Collectors(cfg, LINEAR, 1, 8, actor_resources={"a": 1})
+    with pytest.raises(ValueError, match="actor_resources entries"):
+        Collectors(cfg, LINEAR, 1, 8, actor_resources=[{"a": -1}])
+    with pytest.raises(ValueError, match="num_cpus"):
+        Collectors(cfg, LINEAR, 1, 8, num_cpus=-1)
+
+
+def test_collectors_feed_one_learner(local_ray):
+    cfg = config()
+    with Collectors(cfg, LINEAR, n_actors=2, collect_size=COLLECT) as col:
+        with pytest.raises(RuntimeError, match="set_weights"):
+            next(col)
+        assert col.set_weights(weights(0)) == 0
+        got = []
+        for step, (actor_id, version, batch) in enumerate(col):
+            assert isinstance(batch, rf.DqnBatch) and len(batch.obs) >= COLLECT
+            g = batch.weights_generations
+            assert g.dtype == np.int64 and g.shape == (len(batch.obs),)
+            assert g.max() <= version <= col.version  # stamps are learner versions
+            got.append((actor_id, version, batch))
+            if step in (1, 3):
+                col.set_weights(weights(col.version + 1))
+            if step == 7:
+                break
+        # Both actors were ready before the first window (warm waits for them): both deliver.
+        assert set(by_actor(got)) == {0, 1} and max(v for _, v, _ in got) == 2
+    # Each actor collected exactly what a local engine with its seed collects under those versions.
+    check_against_replay(cfg, got)
+    first0, first1 = by_actor(got)[0][0][1], by_actor(got)[1][0][1]
+    assert not (first0.obs.shape == first1.obs.shape and np.array_equal(first0.obs, first1.obs))  # seed + 1
+    with pytest.raises(RuntimeError, match="closed"):
+        col.set_weights(weights(9))
+    assert col.n_actors == 0
+
+
+def test_an_actor_error_surfaces_naming_the_actor(local_ray):
+    def failing(w):
+        inner = LINEAR(w)
+        calls = [0]
+
+        def infer(obs):
+            calls[0] += 1
+            if calls[0] > 3:
+                raise ZeroDivisionError("boom in the callback")
+            return inner(obs)
+
+        return infer
+
+    # An exception of the actor's own code is not a fault: no restart, at once.
+    with Collectors(config(), failing, n_actors=1, collect_size=400) as col:
+        col.set_weights(weights(0))
+        with pytest.raises(CollectorError, match=r"collector actor 0 failed: ZeroDivisionError") as info:
+            for _ in range(3):
+                next(col)
+        assert info.value.actor_id == 0
+        assert isinstance(info.value.__cause__, ZeroDivisionError)
+        assert col.restarts == [0]
+    # A config the actor cannot build also names the actor (an __init__ failure is not restarted).
+    bad = dict(config(), game={"name": "no_such_game"})
+    with Collectors(bad, LINEAR, n_actors=1, collect_size=8, warm=False) as col:
+        col.set_weights(weights(0))
+        with pytest.raises(CollectorError, match="collector actor 0 failed"):
+            next(col)
+    # Warming (the default) builds the first actor's engine at once: the error surfaces there.
+    with pytest.raises(CollectorError, match="collector actor 0 failed"):
+        Collectors(bad, LINEAR, n_actors=2, collect_size=8)
+
+
+def test_faults_change_no_record(local_ray, tmp_path):
+    """Actor 0 is killed before its first window, mid-window (os._exit in the callback),
+    between windows (ray.kill) and while it builds the callback of new weights (os._exit in the
+    factory): the learner receives the very batches of a fault-free run, in the same order."""
+    cfg = config()
+    n = 8
+    with Collectors(cfg, LINEAR, n_actors=2, collect_size=COLLECT, ordered=True) as col:
+        clean = run(col, n)
+    mid, during = tmp_path / "mid", tmp_path / "during"
+    mid.touch()
+    during.touch()
+    # Whichever actor's process meets a marker first crashes: its callback's 10th call falls inside
+    # its second window (4 games: 6-7 calls a 24-record window); version 6 is built by one actor.
+    factory = CRASHING(exit_in_factory=(str(during), 6), exit_in_callback=(str(mid), 10))
+    with Collectors(cfg, factory, n_actors=2, collect_size=COLLECT, ordered=True, max_restarts=4) as col:
+        ray.kill(col._actors[0])  # before the first window
+        with pytest.warns(CollectorRestartWarning) as rec:
+            faulty = run(col, n, hooks={2: lambda: ray.kill(col._actors[0])})  # between windows
+        assert sum(col.restarts) == 4 and col.restarts[0] >= 2
+    assert not mid.exists() and not during.exists()  # both crashes happened
+    msgs = [str(w.message) for w in rec if issubclass(w.category, CollectorRestartWarning)]
+    assert len(msgs) == 4 and all(m.startswith(("collector actor 0 died", "collector actor 1 died")) for m in msgs)
+    assert msgs[0].startswith("collector actor 0 died") and "restart 1 of 4" in msgs[0]
+    assert "from its seed state" in msgs[0] and any("from its snapshot after window" in m for m in msgs)
+    assert [(a, v) for a, v, _ in faulty] == [(a, v) for a, v, _ in clean]
+    assert [a for a, _, _ in clean] == [k % 2 for k in range(n)]  # ordered: round-robin
+    for (_, _, b), (_, _, c) in zip(faulty, clean, strict=True):
+        assert same(b, c)
+    check_against_replay(cfg, faulty)
+
+
+def test_past_max_restarts_the_actor_is_named(local_ray, tmp_path):
+    cfg = config()
+    with Collectors(cfg, LINEAR, n_actors=2, collect_size=COLLECT, max_restarts=1) as col:
+        col.set_weights(weights(0))
+        ray.kill(col._actors[1])
+        with pytest.warns(CollectorRestartWarning, match="collector actor 1 died"):
+            for _ in range(4):
+                next(col)
+        ray.kill(col._actors[1])
+        with pytest.raises(CollectorError, match=r"collector actor 1 failed \(died; max_restarts=1\)") as info:
+            for _ in range(6):
+                next(col)
+        assert info.value.actor_id == 1
+    # max_restarts=0: no snapshots, the first death fails as before fault tolerance.
+    with Collectors(cfg, LINEAR, n_actors=1, collect_size=COLLECT, max_restarts=0) as col:
+        col.set_weights(weights(0))
+        next(col)
+        with pytest.raises(RuntimeError, match="max_restarts=0"):
+            col.snapshot()
+        ray.kill(col._actors[0])
+        with pytest.raises(CollectorError, match="collector actor 0 failed"):
+            next(col)
+
+
+def test_flow_control_and_one_put_per_version(local_ray, monkeypatch):
+    puts = []
+    real_put = ray.put
+    monkeypatch.setattr(ray, "put", lambda v, **kw: puts.append(v) or real_put(v, **kw))
+    cfg = config()
+    with Collectors(cfg, LINEAR, n_actors=2, collect_size=COLLECT, max_in_flight=2) as col:
+        col.set_weights(weights(0))
+        got = []
+        with pytest.warns(CollectorRestartWarning, match="re-running"):
+            for k in range(6):
+                got.append(next(col))
+                assert all(0 <= f <= 2 for f in col.in_flight), col.in_flight
+                if k == 2:
+                    ray.kill(col._actors[got[-1][0]])  # a restart re-runs windows without a new put
+                if k % 2:
+                    col.set_weights(weights(col.version + 1))
+        assert col.in_flight[0] + col.in_flight[1] >= 1
+    assert len(puts) == 4  # versions 0..3, once each, restart or not
+    check_against_replay(cfg, got)
+    assert _alive_actors() == 0  # close() left no actor
+
+
+def test_snapshot_restore_continues_the_run(local_ray):
+    """k batches, snapshot, N - k more; then restore the snapshot (in new collectors) and take
+    the N - k again: the same batches, the same versions, the same actors."""
+    import pickle
+
+    cfg = config()
+    n, k = 8, 3
+    with Collectors(cfg, LINEAR, n_actors=2, collect_size=COLLECT, ordered=True, max_in_flight=2) as col:
+        head = run(col, k)
+        snap = pickle.loads(pickle.dumps(col.snapshot()))  # it is a checkpoint: it survives pickling
+        tail = [next(col)]
+        col.set_weights(weights(col.version + 1))
+        tail += run(col, n - k - 1)
+        with pytest.raises(ValueError, match="format"):
+            col.restore(dict(snap, format="nope"))
+        with pytest.raises(TypeError, match="snapshot must be a dict"):
+            col.restore([])
+    assert snap["version"] == k and any(a["pending"] for a in snap["actors"])
+    with Collectors(cfg, LINEAR, n_actors=2, collect_size=COLLECT, ordered=True, max_in_flight=2) as col:
+        col.restore(snap)
+        assert col.version == k
+        again = [next(col)]
+        col.set_weights(weights(col.version + 1))
+        again += run(col, n - k - 1)
+    assert [(a, v) for a, v, _ in again] == [(a, v) for a, v, _ in tail]
+    for (_, _, b), (_, _, c) in zip(again, tail, strict=True):
+        assert same(b, c)
+    check_against_replay(cfg, head + tail)
+    # Another composition is refused before anything changes.
+    other = config(seed=5)
+    with Collectors(other, LINEAR, n_actors=2, collect_size=COLLECT, warm=False) as col:
+        with pytest.raises(ValueError, match="another composition"):
+            col.restore(snap)
 
 
 @pytest.mark.slow
@@ -172,3 +287,13 @@ def test_ray_self_play_example_ends_with_its_json_line():
     last = json.loads(out.stdout.strip().splitlines()[-1])
     assert last["actors"] == 2 and last["iterations"] == 3 and last["records"] >= 3 * 64
     assert sum(last["records_per_actor"]) == last["records"] and last["lag_max"] >= 0
+
+
+def test_replay_helper_is_a_fault_free_run():
+    """The reference the fault tests compare against: windows of one local engine (generation ==
+    version); replaying the same versions twice gives the same batches."""
+    a = replay(config(), 0, [0, 0, 2])
+    b = replay(config(), 0, [0, 0, 2])
+    assert all(same(x, y) for x, y in zip(a, b, strict=True))
+    assert a[2].weights_generations.max() <= 2  # a record keeps the version of its decision
+    assert replay(config(), 0, [3, 3, 3, 3])[-1].weights_generations.max() == 3

@@ -1,0 +1,1 @@
+"""Helpers shared by the Ray tests (tests/test_distributed*.py)."""
