@@ -30,8 +30,11 @@ stamp.
 Windows and faults.  A *window* is one ``Engine.collect(collect_size, infer)`` of one actor under
 one weights version.  The driver keeps, per actor, the windows submitted and not yet delivered
 (at most ``max_in_flight``; each with its version and weights reference) and the engine snapshot
-(``EngineSnapshot.to_bytes()``) taken by the actor right after the last window it delivered:
-every window returns the snapshot of its end beside its batch, in the same object.  When an actor
+taken by the actor right after the last window it delivered: every window returns the snapshot of
+its end beside its batch, in the same object, as the snapshot's NumPy arrays plus a small dict
+(see :func:`snapshot_to_wire`: Ray moves the arrays through the object store without a copy on
+the same node, where ``EngineSnapshot.to_bytes()`` would join and digest them on every window; a
+checkpoint from :meth:`Collectors.snapshot` holds ``to_bytes()`` bytes).  When an actor
 dies (its process exits, ``ray.kill``, its node is removed, its result object is lost) the driver
 starts a new actor from that snapshot (on another node when the actor's pinned resources are gone
 with its node) and submits the lost windows again, each with the version and weights it had.  A
@@ -44,7 +47,7 @@ engine, ``infer_factory``, the callback) is not a fault but a bug that would rec
 :class:`CollectorError` at once.
 
 Wire format: an actor returns the batch as plain NumPy arrays plus a dict (batch type name,
-telemetry) and the snapshot as bytes; the learner rebuilds the batch object.  No reinfors object
+telemetry) and the snapshot as arrays plus a dict; the learner rebuilds the batch object.  No reinfors object
 is ever pickled (Ray serialises the arrays; ``infer_factory`` and the weights travel by Ray's own
 serialisation, so ``infer_factory`` must be a function Ray can ship — module-level in an
 importable module, or defined in ``__main__`` / a local scope — and must not capture reinfors
@@ -67,7 +70,15 @@ import numpy as np
 
 from . import batches as _batches
 
-__all__ = ["Collectors", "CollectorError", "CollectorRestartWarning"]
+__all__ = [
+    "Collectors",
+    "CollectorError",
+    "CollectorRestartWarning",
+    "batch_from_wire",
+    "batch_to_wire",
+    "snapshot_from_wire",
+    "snapshot_to_wire",
+]
 
 _BATCH_TYPES = {
     cls.__name__: cls
@@ -154,6 +165,82 @@ def batch_from_wire(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]):
     return cls(telemetry=dict(meta["telemetry"]), **{k: np.asarray(v) for k, v in arrays.items()})
 
 
+def snapshot_to_wire(snap) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Take an ``EngineSnapshot`` apart into what crosses Ray on every window: ``(meta, arrays)``.
+
+    Args:
+        snap: an ``EngineSnapshot`` (``Engine.snapshot()``).
+
+    Returns:
+        tuple: ``({"fingerprint", "generation", "policy_version", "header"}, arrays by name)``.
+
+    Raises:
+        TypeError: not an ``EngineSnapshot``.
+    """
+    from .snapshot import EngineSnapshot
+
+    if not isinstance(snap, EngineSnapshot):
+        raise TypeError(f"expected an EngineSnapshot, got {type(snap).__name__}")
+    meta = {
+        "fingerprint": snap.fingerprint,
+        "generation": snap.weights_generation,
+        "policy_version": snap.policy_version,
+        "header": snap._header,
+    }
+    return meta, dict(snap._arrays)
+
+
+def snapshot_from_wire(meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]):
+    """Rebuild the ``EngineSnapshot`` :func:`snapshot_to_wire` took apart, validated as
+    ``EngineSnapshot.from_bytes`` validates bytes (then ``Engine.restore`` checks it against the
+    engine).
+
+    Args:
+        meta: the dict of :func:`snapshot_to_wire`.
+        arrays: its arrays.
+
+    Returns:
+        The ``EngineSnapshot``.
+
+    Raises:
+        ValueError: ``"invalid EngineSnapshot: …"`` on anything malformed.
+    """
+    from . import snapshot as _snapshot
+
+    try:
+        fp, gen, pv, header = (meta[k] for k in ("fingerprint", "generation", "policy_version", "header"))
+    except (KeyError, TypeError):
+        raise ValueError(
+            "invalid EngineSnapshot: wire meta must hold fingerprint, generation, policy_version, header"
+        ) from None
+    if not isinstance(fp, str) or not _snapshot._is_fingerprint(fp):
+        raise ValueError("invalid EngineSnapshot: fingerprint is not 64 lowercase hex chars")
+    if isinstance(gen, bool) or not isinstance(gen, int) or not 0 <= gen < _U64:
+        raise ValueError(f"invalid EngineSnapshot: generation must be a u64, got {gen!r}")
+    if pv is not None and not isinstance(pv, str):
+        raise ValueError("invalid EngineSnapshot: policy_version must be a str or None")
+    arrays = {k: np.asarray(v) for k, v in arrays.items()}
+    for name, a in arrays.items():
+        if name not in _snapshot._LAYOUT:
+            raise ValueError(f"invalid EngineSnapshot: unknown array {name!r}")
+        code, ndim, _ = _snapshot._LAYOUT[name]
+        if a.dtype != _snapshot._DTYPES[code] or a.ndim != ndim:
+            raise ValueError(f"invalid EngineSnapshot: array {name!r} must have dtype {_snapshot._DTYPES[code]}")
+    _snapshot._check_header(header, fp, arrays)
+    return _snapshot.EngineSnapshot._make(fp, gen, pv, header, arrays)
+
+
+def _as_snapshot(snapshot):
+    """``None`` (the seed state), ``EngineSnapshot.to_bytes()`` bytes, or a wire pair."""
+    import reinfors as rf
+
+    if snapshot is None or isinstance(snapshot, rf.EngineSnapshot):
+        return snapshot
+    if isinstance(snapshot, bytes):
+        return rf.EngineSnapshot.from_bytes(snapshot)
+    return snapshot_from_wire(*snapshot)
+
+
 class _CollectorActor:
     """The body of one Ray actor: an Engine from the config's JSON (restored from a snapshot
     when the actor replaces a dead one) and the callback of the current weights version."""
@@ -167,14 +254,15 @@ class _CollectorActor:
         self.restore(snapshot)
 
     def restore(self, snapshot) -> None:
-        """Start over from ``snapshot`` (``EngineSnapshot.to_bytes()``; ``None``: the seed
-        state): a new engine, restored, and no callback until the next collect."""
+        """Start over from ``snapshot`` (``EngineSnapshot.to_bytes()`` bytes or a
+        :func:`snapshot_to_wire` pair; ``None``: the seed state): a new engine, restored, and no
+        callback until the next collect."""
         import reinfors as rf
 
         self.engine = rf.engine_from_config(json.loads(self.config_json))
         self.generation = 0  # the engine's weights generation == learner version
-        if snapshot is not None:
-            snap = rf.EngineSnapshot.from_bytes(snapshot)
+        snap = _as_snapshot(snapshot)
+        if snap is not None:
             self.engine.restore(snap)
             self.generation = snap.weights_generation
         self.version = None  # learner version of the current callback
@@ -197,7 +285,8 @@ class _CollectorActor:
     def collect(self, weights, version: int):
         """One ``Engine.collect(collect_size, infer)`` under learner ``version`` (Ray resolved
         the weights reference).  Returns ``(version, arrays, meta, snapshot)``: ``snapshot`` is
-        the engine's state after the window as bytes (``None`` without snapshots)."""
+        the engine's state after the window as a :func:`snapshot_to_wire` pair (``None``
+        without snapshots)."""
         if version != self.version:
             self.infer = self.factory(weights)
             self.version = version
@@ -206,7 +295,7 @@ class _CollectorActor:
             self.generation += 1
         batch = self.engine.collect(self.collect_size, self.infer)
         arrays, meta = batch_to_wire(batch)
-        snap = self.engine.snapshot().to_bytes() if self.snapshots else None
+        snap = snapshot_to_wire(self.engine.snapshot()) if self.snapshots else None
         return version, arrays, meta, snap
 
 
@@ -360,7 +449,7 @@ class Collectors:
         self._weights_ref = None
         self._version = -1
         self._queue: list[deque] = [deque() for _ in range(n_actors)]  # windows in flight, oldest first
-        self._snap: list = [None] * n_actors  # engine state at the start of queue[i][0] (bytes)
+        self._snap: list = [None] * n_actors  # engine state at the start of queue[i][0] (wire pair or bytes)
         self._delivered = [0] * n_actors  # windows delivered per actor
         self._restarts = [0] * n_actors
         self._turn = 0  # the next actor to deliver, with ordered
@@ -380,7 +469,7 @@ class Collectors:
                 self._get_or_fail(i, ref)
 
     def _start(self, i: int, snapshot, pins: Mapping | None):
-        """A new actor ``i`` (from ``snapshot`` bytes, or the seed state)."""
+        """A new actor ``i`` (from ``snapshot``: wire pair, bytes, or ``None``: the seed state)."""
         opts = dict(self._opts)
         if pins:
             opts["resources"] = {**dict(opts.get("resources") or {}), **pins}
@@ -570,7 +659,10 @@ class Collectors:
         for i, q in enumerate(self._queue):
             for w in q:
                 refs[w.version] = w.weights_ref
-            actors.append({"engine": self._snap[i], "windows": self._delivered[i], "pending": [w.version for w in q]})
+            engine = self._snap[i]
+            if engine is not None and not isinstance(engine, bytes):
+                engine = snapshot_from_wire(*engine).to_bytes()
+            actors.append({"engine": engine, "windows": self._delivered[i], "pending": [w.version for w in q]})
         if self._weights_ref is not None:
             refs[self._version] = self._weights_ref
         weights = {v: self._ray.get(r) for v, r in sorted(refs.items())}

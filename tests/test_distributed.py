@@ -22,6 +22,8 @@ from reinfors.distributed import (
     Collectors,
     batch_from_wire,
     batch_to_wire,
+    snapshot_from_wire,
+    snapshot_to_wire,
 )
 from tests.distributed.helpers import (
     COLLECT,
@@ -63,6 +65,26 @@ def test_wire_round_trip_rebuilds_the_batch():
         batch_from_wire({k: v for k, v in arrays.items() if k != "obs"}, meta)
     with pytest.raises(ValueError, match="unknown batch type"):
         batch_from_wire(arrays, {"type": "Nope", "telemetry": {}})
+
+
+def test_snapshot_wire_round_trip_continues_record_exactly():
+    """What every window sends beside its batch: the engine snapshot as arrays plus a dict."""
+    eng = rf.engine_from_config(config())
+    eng.collect(COLLECT, LINEAR(weights(0)))
+    meta, arrays = snapshot_to_wire(eng.snapshot())
+    assert all(isinstance(a, np.ndarray) for a in arrays.values()) and meta["generation"] == 0
+    want = eng.collect(COLLECT, LINEAR(weights(0)))
+    other = rf.engine_from_config(config())
+    other.restore(snapshot_from_wire(meta, arrays))
+    assert same(other.collect(COLLECT, LINEAR(weights(0))), want)
+    with pytest.raises(ValueError, match="invalid EngineSnapshot"):
+        snapshot_from_wire(dict(meta, fingerprint="0" * 64), arrays)
+    with pytest.raises(ValueError, match="unknown array"):
+        snapshot_from_wire(meta, dict(arrays, nope=np.zeros(1)))
+    with pytest.raises(ValueError, match="wire meta"):
+        snapshot_from_wire({}, arrays)
+    with pytest.raises(TypeError, match="EngineSnapshot"):
+        snapshot_to_wire(b"bytes")
 
 
 def test_validation():
