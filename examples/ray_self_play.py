@@ -2,6 +2,8 @@
 
     pip install 'reinfors[ray]'
     python examples/ray_self_play.py [--actors 2] [--iterations 6] [--records 256] [--sims 16]
+    python examples/ray_self_play.py --iterations 6 --checkpoint run.ckpt --checkpoint-at 3 --stop-at-checkpoint
+    python examples/ray_self_play.py --iterations 6 --resume run.ckpt     # iterations 3, 4, 5
 
 ``reinfors.distributed.Collectors`` starts ``--actors`` Ray actors on a local cluster; each
 builds its own Engine from the resolved config (only JSON crosses the wire) and collects
@@ -10,13 +12,24 @@ batches as they finish (from any actor), trains a small numpy policy-value netwo
 publishes the new weights (one ``ray.put``; the actors get the object reference).  Each record's
 ``weights_generations`` is the learner version its decision was inferred under, so the policy
 lag is ``learner version - stamp``.  The last stdout line is one JSON object (``records``,
-``actors``, ``iterations``, lag, records per second, per-actor records).
+``actors``, ``iterations``, lag, records per second, per-actor records, and one digest per
+iteration of the batch the learner trained on).
+
+Batches arrive round-robin (``Collectors(ordered=True)``), so the learner's sequence of batches is
+a function of the seed, not of timing: a killed actor is restarted from its last snapshot and the
+run goes on unchanged, and ``--checkpoint`` / ``--resume`` continue a run exactly —
+``--checkpoint PATH --checkpoint-at K`` saves the network and ``Collectors.snapshot()`` (every
+actor's engine, the windows in flight, the version counter) after iteration K; ``--resume PATH``
+restores both and runs iterations K+1 … ``--iterations``, receiving the batches the uninterrupted
+run received (the digests match).  The checkpoint is a pickle: load only your own files.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import pickle
 import time
 
 import numpy as np
@@ -49,6 +62,9 @@ class Net:
     def weights(self) -> dict:
         return {"w1": self.w1.copy(), "w2": self.w2.copy()}
 
+    def load(self, weights: dict) -> None:
+        self.w1, self.w2 = np.array(weights["w1"], np.float32), np.array(weights["w2"], np.float32)
+
     def train_step(self, batch: rf.AlphaZeroBatch, lr: float = 0.05) -> float:
         """Softmax cross-entropy to the visit targets (policy-weighted) + value MSE; returns the loss."""
         x = batch.obs
@@ -79,6 +95,10 @@ def main() -> None:
     ap.add_argument("--n-games", type=int, default=16, help="parallel games per actor")
     ap.add_argument("--num-cpus", type=int, default=0, help="local Ray cluster CPUs (0: one per actor)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--checkpoint", default=None, help="save the learner + collectors here (with --checkpoint-at)")
+    ap.add_argument("--checkpoint-at", type=int, default=0, help="save after this many iterations")
+    ap.add_argument("--stop-at-checkpoint", action="store_true", help="end the run once the checkpoint is saved")
+    ap.add_argument("--resume", default=None, help="continue from a --checkpoint file")
     args = ap.parse_args()
     try:
         import ray
@@ -101,20 +121,31 @@ def main() -> None:
     game = rf.games.Connect4()
     net = Net(int(np.prod(game.observation_space().shape)), game.action_space().n, seed=args.seed)
 
+    ckpt, start = None, 0
+    if args.resume:
+        with open(args.resume, "rb") as f:
+            ckpt = pickle.load(f)
+        net.load(ckpt["net"])
+        start = ckpt["iteration"]
     ray.init(num_cpus=args.num_cpus or args.actors, include_dashboard=False, log_to_driver=False)
     t0 = time.perf_counter()
-    records, lags = 0, []
+    records, lags, digests = 0, [], []
     per_actor = [0] * args.actors
     try:
-        with Collectors(config, make_infer, n_actors=args.actors, collect_size=args.records) as col:
-            col.set_weights(net.weights())
-            for it, (actor_id, version, batch) in zip(range(args.iterations), col, strict=False):
+        with Collectors(config, make_infer, n_actors=args.actors, collect_size=args.records, ordered=True) as col:
+            if ckpt is not None:
+                col.restore(ckpt["collectors"])  # version counter and current weights included
+            else:
+                col.set_weights(net.weights())
+            for it, (actor_id, version, batch) in zip(range(start, args.iterations), col, strict=False):
                 lag = col.version - batch.weights_generations  # learner updates behind, per record
                 loss = net.train_step(batch)
                 col.set_weights(net.weights())
                 records += len(batch.obs)
                 per_actor[actor_id] += len(batch.obs)
                 lags.append(lag)
+                digest = hashlib.sha256(batch.obs.tobytes() + batch.policy_targets.tobytes()).hexdigest()[:16]
+                digests.append(f"{actor_id}:{version}:{digest}")
                 # the baseline on the same batch: a uniform policy and a zero value
                 uniform = float(batch.policy_weights.mean() * np.log(net.n_actions) + (batch.value_targets**2).mean())
                 print(
@@ -122,6 +153,13 @@ def main() -> None:
                     f"loss {loss:.4f} (uniform policy + zero value: {uniform:.4f}) lag mean {lag.mean():.2f} max {lag.max()}",
                     flush=True,
                 )
+                if args.checkpoint and it + 1 == args.checkpoint_at:
+                    state = {"iteration": it + 1, "net": net.weights(), "collectors": col.snapshot()}
+                    with open(args.checkpoint, "wb") as f:
+                        pickle.dump(state, f)
+                    print(f"checkpoint after iteration {it} saved to {args.checkpoint}", flush=True)
+                    if args.stop_at_checkpoint:
+                        break
     finally:
         ray.shutdown()
     seconds = time.perf_counter() - t0
@@ -137,6 +175,8 @@ def main() -> None:
                 "lag_max": int(all_lag.max()) if len(all_lag) else 0,
                 "seconds": round(seconds, 2),
                 "records_per_second": round(records / seconds, 1) if seconds > 0 else 0.0,
+                "first_iteration": start,
+                "digests": digests,
             }
         )
     )

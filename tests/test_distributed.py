@@ -3,7 +3,8 @@ arrays, learner versions as ``weights_generations``, records identical to a loca
 the actor's seed, errors naming the actor, validation; faults (an actor killed before its first
 window, mid-window, between windows, while it builds the callback of new weights) change no
 record; flow control; whole-run snapshot / restore.  Ray is in the test extra: nothing here
-skips.  The multi-node tests are in test_distributed_cluster.py.
+skips.  The multi-node tests are in test_distributed_cluster.py, the self-play example's
+checkpoint / resume in test_distributed_example.py.
 
 One composition: Connect4 under EpsilonGreedyQ + Dqn (test_stream.py's ``dqn``), 4 games, 1
 thread, so the actors load kernels the engine tests already compiled.
@@ -290,25 +291,6 @@ def test_snapshot_restore_continues_the_run(local_ray):
     with Collectors(other, LINEAR, n_actors=2, collect_size=COLLECT, warm=False) as col:
         with pytest.raises(ValueError, match="another composition"):
             col.restore(snap)
-
-
-@pytest.mark.slow
-def test_ray_self_play_example_ends_with_its_json_line():
-    import json
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    out = subprocess.run(
-        [sys.executable, str(root / "examples" / "ray_self_play.py"), "--actors", "2", "--iterations", "3",
-         "--records", "64", "--sims", "4", "--n-games", "4"],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr
-    last = json.loads(out.stdout.strip().splitlines()[-1])
-    assert last["actors"] == 2 and last["iterations"] == 3 and last["records"] >= 3 * 64
-    assert sum(last["records_per_actor"]) == last["records"] and last["lag_max"] >= 0
 
 
 def test_replay_helper_is_a_fault_free_run():
