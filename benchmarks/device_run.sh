@@ -3,7 +3,7 @@
 # the compile cache, run the scaling sweep, the GPU ResNet sweep and the accelerator stand-in
 # (benchmarks/compare.py --mode simgpu) at the same points — so the stand-in's figures can be
 # checked against the real network's — and write JSON / logs under $OUT.
-# Budgeted to ~8 minutes; every phase has its own timeout, and a failed phase does not stop
+# Budgeted to ~10 minutes (the Ray leg, issue 47, adds ~2); every phase has its own timeout, and a failed phase does not stop
 # the next (each writes what it measured).
 #
 #   usage: benchmarks/device_run.sh [--quick]
@@ -77,13 +77,15 @@ if [ "$QUICK" = 1 ]; then
   GPU=(--device cpu --quick)
   ZERO=(--net zero --quick --n-threads 2)
   SIM=(--games 64 --leaf-batches 1 8 --reps 1 --seconds 2 --n-threads 2)
-  T_SCALE=240 T_GPU=240 T_SIM=120
+  RAY=(--actors 2 --threads 1 --games 16 --windows 512 --seconds 2 --reps 1)
+  T_SCALE=240 T_GPU=240 T_SIM=120 T_RAY=120
 else
   SCALE=(--threads 1 2 4 8 16 --seconds 3 --reps 1 --floor 1024)
   GPU=(--device cuda --games 64 256 1024 --batches 0 --leaf-batch 1 8 32 --seconds 5 --floor 1024 --timeout 60)
   ZERO=(--net zero --games 32 --batches 0 --leaf-batch 1 4 8 16 --n-threads 2 --seconds 3 --floor 512 --timeout 60)
   SIM=(--games 64 256 1024 --leaf-batches 1 8 --reps 1 --seconds 4 --floor 1024 --n-threads 16)
-  T_SCALE=120 T_GPU=180 T_SIM=100
+  RAY=(--actors 8 --threads 2 --games 64 --windows 4096 --seconds 8 --reps 2)
+  T_SCALE=120 T_GPU=180 T_SIM=100 T_RAY=150
 fi
 
 # 3. 16-core scaling of c4_az_zero, ours vs 0.4.0 (capped at the cores)
@@ -102,4 +104,17 @@ log "stand-in done (rc ${PIPESTATUS[0]})"
 
 # 6. rows per call and records/s per leaf_batch with the zero callback (32 games, 2 threads)
 timeout 60 "$PY" benchmarks/gpu_resnet.py --orig "$ORIG" "${ZERO[@]}" --json "$OUT/leaf_batch_zero.json" 2>&1 | tee -a "$LOG"
-log "zero sweep done (rc ${PIPESTATUS[0]}); files: $(ls "$OUT" | tr '\n' ' ')"
+log "zero sweep done (rc ${PIPESTATUS[0]})"
+
+# 7. Ray collectors (issue 47): 8 actors x 2 threads against one engine with 2 threads, the same
+#    64 games each, 4,096-record windows, interleaved (goal >= 6x on 16 cores).  Ray must be
+#    importable or installable (offline: a ray wheel for the device's Python in $WHEELS).
+if "$PY" -c 'import ray' >/dev/null 2>&1 || { timeout 120 "$PY" -m pip install -q 'ray>=2.9' >/dev/null 2>&1 &&
+  "$PY" -c 'import ray' >/dev/null 2>&1; }; then
+  timeout "$T_RAY" "$PY" benchmarks/ray_overhead.py --mode scale "${RAY[@]}" 2>&1 | grep -v '^Token' |
+    tee "$OUT/ray_scale.jsonl" | tee -a "$LOG"
+  log "ray leg done (rc ${PIPESTATUS[0]})"
+else
+  log "ray leg skipped: ray is not importable and could not be installed (put a ray wheel in \$WHEELS)"
+fi
+log "files: $(ls "$OUT" | tr '\n' ' ')"
