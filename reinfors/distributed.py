@@ -69,6 +69,9 @@ from typing import Any
 import numpy as np
 
 from . import batches as _batches
+from .snapshot import EngineSnapshot
+
+_AnyBatch = _batches.TreeStrapBatch | _batches.DqnBatch | _batches.AlphaZeroBatch | _batches.PpoBatch
 
 __all__ = [
     "Collectors",
@@ -122,7 +125,7 @@ def _faults(ray) -> tuple[type, ...]:
     return tuple(getattr(ex, n) for n in names if hasattr(ex, n))
 
 
-def batch_to_wire(batch) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def batch_to_wire(batch: _AnyBatch) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Take an engine batch apart into what crosses Ray instead of the batch object.
 
     Args:
@@ -142,7 +145,7 @@ def batch_to_wire(batch) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     return arrays, {"type": cls.__name__, "telemetry": batch.telemetry}
 
 
-def batch_from_wire(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]):
+def batch_from_wire(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> _AnyBatch:
     """Rebuild the batch :func:`batch_to_wire` took apart.
 
     Args:
@@ -165,7 +168,7 @@ def batch_from_wire(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]):
     return cls(telemetry=dict(meta["telemetry"]), **{k: np.asarray(v) for k, v in arrays.items()})
 
 
-def snapshot_to_wire(snap) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def snapshot_to_wire(snap: EngineSnapshot) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Take an ``EngineSnapshot`` apart into what crosses Ray on every window: ``(meta, arrays)``.
 
     Args:
@@ -177,8 +180,6 @@ def snapshot_to_wire(snap) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     Raises:
         TypeError: not an ``EngineSnapshot``.
     """
-    from .snapshot import EngineSnapshot
-
     if not isinstance(snap, EngineSnapshot):
         raise TypeError(f"expected an EngineSnapshot, got {type(snap).__name__}")
     meta = {
@@ -190,7 +191,7 @@ def snapshot_to_wire(snap) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     return meta, dict(snap._arrays)
 
 
-def snapshot_from_wire(meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]):
+def snapshot_from_wire(meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> EngineSnapshot:
     """Rebuild the ``EngineSnapshot`` :func:`snapshot_to_wire` took apart, validated as
     ``EngineSnapshot.from_bytes`` validates bytes (then ``Engine.restore`` checks it against the
     engine).
