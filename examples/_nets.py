@@ -10,6 +10,8 @@ and takes one Adam step.  So one loss implementation serves both backends, and t
     loss = net.train_step(x, loss_and_grad)  # loss_and_grad(out) -> (loss, d_out)
     frozen = net.copy()                    # the two-network pattern: a stable copy for a stream
     frozen.load_from(net)                  # sync it in place between batches
+    path = net.save("ckpt/final", {"gamma": 0.97})  # "ckpt/final.npz" (NumPy) or ".pt" (PyTorch)
+    net, meta = load_net(path)             # either backend's file; a .npz never imports torch
 
 ``backend="auto"`` picks PyTorch when ``import torch`` works (``pip install 'reinfors[train]'``)
 and NumPy otherwise.  Import this module from an example with ``sys.path`` holding the
@@ -18,7 +20,9 @@ and NumPy otherwise.  Import this module from an example with ``sys.path`` holdi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -40,6 +44,35 @@ def make_mlp(sizes: Sequence[int], backend: str = "auto", lr: float = 1e-3, seed
     if backend == "torch" or (backend == "auto" and torch_available()):
         return TorchMlp(sizes, lr=lr, seed=seed, weight_decay=weight_decay)
     return NumpyMlp(sizes, lr=lr, seed=seed, weight_decay=weight_decay)
+
+
+SUFFIXES = {"numpy": ".npz", "torch": ".pt"}
+
+
+def load_net(path, lr: float = 1e-3):
+    """``(net, meta)`` from a checkpoint written by ``save``: a ``.npz`` loads as a :class:`NumpyMlp`
+    without importing torch, a ``.pt`` as a :class:`TorchMlp` (needs torch).  ``meta`` is the dict
+    given to ``save`` (the training settings an evaluator needs, e.g. the discount ``gamma``)."""
+    path = Path(path)
+    if path.suffix == ".npz":
+        with np.load(path, allow_pickle=False) as f:
+            meta = json.loads(str(f["meta"]))
+            sizes = [int(v) for v in f["sizes"]]
+            params = [f[f"p{i}"] for i in range(2 * (len(sizes) - 1))]
+        net = NumpyMlp(sizes, lr=lr)
+        for p, q in zip(net.params, params, strict=True):
+            if p.shape != q.shape:
+                raise ValueError(f"{path}: parameter of shape {q.shape}, expected {p.shape}")
+            p[...] = q
+        return net, meta
+    if path.suffix == ".pt":
+        import torch
+
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+        net = TorchMlp([int(v) for v in blob["sizes"]], lr=lr)
+        net.model.load_state_dict(blob["state_dict"])
+        return net, json.loads(blob["meta"])
+    raise ValueError(f"checkpoint must be a .npz (NumPy) or .pt (PyTorch) file; got {str(path)!r}")
 
 
 class NumpyMlp:
@@ -106,6 +139,10 @@ class NumpyMlp:
                 d = (d @ self.params[2 * i].T) * (acts[i] > 0)
         return float(loss), grads
 
+    def set_lr(self, lr: float) -> None:
+        """The learning rate of the next Adam steps (a schedule calls this between steps)."""
+        self.lr = float(lr)
+
     def copy(self) -> NumpyMlp:
         twin = NumpyMlp.__new__(NumpyMlp)
         twin.sizes, twin.lr, twin.weight_decay, twin.t = list(self.sizes), self.lr, self.weight_decay, 0
@@ -121,6 +158,14 @@ class NumpyMlp:
 
     def n_params(self) -> int:
         return int(sum(p.size for p in self.params))
+
+    def save(self, stem, meta: dict | None = None) -> Path:
+        """Write ``<stem>.npz`` (sizes, parameters, ``meta`` as JSON); returns the path."""
+        path = Path(f"{stem}{SUFFIXES[self.backend]}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        arrays = {f"p{i}": p for i, p in enumerate(self.params)}
+        np.savez(path, sizes=np.array(self.sizes, np.int64), meta=np.array(json.dumps(meta or {})), **arrays)
+        return path
 
 
 class TorchMlp:
@@ -159,6 +204,12 @@ class TorchMlp:
         self.opt.step()
         return float(loss)
 
+    def set_lr(self, lr: float) -> None:
+        """The learning rate of the next Adam steps (a schedule calls this between steps)."""
+        self.lr = float(lr)
+        for group in self.opt.param_groups:
+            group["lr"] = self.lr
+
     def copy(self) -> TorchMlp:
         import copy
 
@@ -173,6 +224,14 @@ class TorchMlp:
 
     def n_params(self) -> int:
         return int(sum(p.numel() for p in self.model.parameters()))
+
+    def save(self, stem, meta: dict | None = None) -> Path:
+        """Write ``<stem>.pt`` (sizes, state dict, ``meta`` as JSON); returns the path."""
+        path = Path(f"{stem}{SUFFIXES[self.backend]}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        blob = {"sizes": list(self.sizes), "state_dict": self.model.state_dict(), "meta": json.dumps(meta or {})}
+        self._torch.save(blob, path)
+        return path
 
 
 def softmax_masked(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:

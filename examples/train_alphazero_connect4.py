@@ -1,7 +1,8 @@
-"""Train AlphaZero on Connect4 until it beats depth-2 Minimax, and measure it on the way.
+"""Train AlphaZero on Connect4 and measure it against perfect play on the way.
 
-    python examples/train_alphazero_connect4.py [--minutes 10] [--sims 64] [--backend auto]
+    python examples/train_alphazero_connect4.py [--minutes 20] [--sims 64] [--backend auto] [--save-dir DIR]
     python examples/train_alphazero_connect4.py --policy gumbel --simulations 16
+    python examples/evaluate_connect4.py --checkpoint DIR/final.npz     # any checkpoint, afterwards
 
 ``--policy puct`` (the default) self-plays with ``rf.policies.AlphaZero`` (PUCT, 64 simulations
 by default); ``--policy gumbel`` with ``rf.policies.GumbelAlphaZero`` (16 by default; its policy
@@ -11,40 +12,46 @@ Self-play streams from ``engine.collect_stream`` with the two-network pattern: t
 thread searches with ``collector``, a frozen copy of the network, while this thread trains
 ``learner`` on a replay window of the most recent records (mirrored left-right: Connect4 is
 symmetric).  After every streamed batch the learner's weights are copied into the collector under
-a lock and ``engine.weights_updated()`` is called beside the copy.
+a lock and ``engine.weights_updated()`` is called beside the copy.  That loop is ``self_play``;
+``benchmarks/learning_race.py`` runs the very same function under this package and under
+reinfors 0.4.0.  The learning rate follows a cosine from ``--lr`` to ``--lr-final`` over the
+``--minutes`` budget; the value targets are discounted by ``--gamma`` per ply, so the search (which
+backs up with the same discount) prefers the fastest win and the slowest loss, as a perfect player.
 
-Every ``--eval-every`` minutes (and at minute 0, untrained) the learner plays ``--eval-games``
-games against ``rf.policies.Minimax(depth=2)`` with a zero leaf callback (it sees wins and
-blocks threats two plies ahead from terminal rewards alone) through ``rf.Arena``: pairs of games
-from the same random opening with the seats swapped.  Our side searches greedily with the
-training policy's search and ``--eval-sims`` simulations (AlphaZero: no noise, temperature 0;
-GumbelAlphaZero: ``gumbel_scale=0``).
+Every ``--eval-every`` minutes (and at minute 0, untrained) the learner is measured three ways:
 
-Each evaluation also snapshots the learner as a checkpoint and GATES it (``rf.arena.gate``: an
-SPRT of ``elo0=0`` against ``--gate-elo1``, alpha = beta = 0.05, at most ``--gate-games`` games,
-stopped as soon as it decides) against the last accepted checkpoint; accepted checkpoints become
-the incumbent.  Every checkpoint's games (vs Minimax and in its gate) go into one
-``rf.ratings.Results``, refitted after each evaluation: the Elo curve of the checkpoints, anchored
-to Minimax(depth=2), with 95 % intervals (``log.jsonl`` rows ``"elo"``, and ``elo_curve`` /
-``accepted`` in the final JSON).
+- **against perfect play**: the optimal-move rate on the solver-labelled position sets
+  (``--positions``; default ``benchmarks/data/connect4_random.jsonl`` and ``connect4_strong.jsonl``):
+  the raw policy (argmax of the legal logits) and the greedy search with ``--eval-sims``
+  simulations pick a move of the best game-theoretic value how often (``examples/evaluate_connect4.py``);
+- against ``rf.policies.Minimax(depth=2)`` with a zero leaf callback, ``--eval-games`` ``rf.Arena``
+  games: pairs of games from the same random opening with the seats swapped.  Our side searches
+  greedily with the training policy's search and ``--eval-sims`` simulations (AlphaZero: no noise,
+  temperature 0; GumbelAlphaZero: ``gumbel_scale=0``);
+- by Elo: each evaluation saves the learner as a checkpoint (``--save-dir``, ``ckpt<i>`` plus the
+  backend's suffix; the last is ``final``) and GATES it (``rf.arena.gate``: an SPRT of ``elo0=0``
+  against ``--gate-elo1``, alpha = beta = 0.05, at most ``--gate-games`` games) against the last
+  accepted checkpoint.  Every checkpoint's games go into one ``rf.ratings.Results``, refitted after
+  each evaluation: the Elo curve anchored to Minimax(depth=2), with 95 % intervals.
 
 The network is a ReLU MLP (84 -> hidden -> hidden -> 7 logits + 1 value) trained with Adam on
 the ``AlphaZeroBatch`` targets: cross-entropy to the root visit distribution (weighted by
-``policy_weights``) plus the squared error of ``tanh(value)`` to the game outcome.  It is a
+``policy_weights``) plus the squared error of ``tanh(value)`` to the (discounted) outcome.  It is a
 PyTorch module when ``import torch`` works and NumPy otherwise (``--backend`` forces one); the
-NumPy path reaches the target on a 2-core machine.
+defaults are measured on the NumPy path on a 2-core machine (benchmarks/RESULTS.md, "Strength").
 
-Writes ``<logdir>/log.jsonl`` (one line per update and per evaluation: losses, win rate,
-telemetry) and TensorBoard scalars when ``torch.utils.tensorboard`` imports.  The last stdout
-line is one JSON object: ``win_rate_vs_minimax2``, ``games``, ``minutes``, ``records``, the
-evaluation curve, the Elo curve (``[minutes, checkpoint, elo, ci]``), the accepted checkpoints,
-and more.
+Writes ``<logdir>/log.jsonl`` (one line per update and per evaluation: losses, optimal-move rates,
+win rate, telemetry) and TensorBoard scalars when ``torch.utils.tensorboard`` imports.  The last
+stdout line is one JSON object: the final optimal-move rates (``optimal``), ``win_rate_vs_minimax2``,
+``games``, ``minutes``, ``records``, the curves (``optimal_curve``, ``curve``, ``elo_curve``), the
+accepted checkpoints, the final checkpoint's path, and more.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import threading
@@ -69,27 +76,39 @@ ROWS, COLS = 6, 7
 
 def parse(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--minutes", type=float, default=10.0, help="training budget (wall clock, evaluations included)")
+    ap.add_argument("--minutes", type=float, default=20.0, help="training budget (wall clock, evaluations included)")
     ap.add_argument("--policy", choices=("puct", "gumbel"), default="puct", help="self-play search: AlphaZero or GumbelAlphaZero")
     ap.add_argument(
         "--sims", "--simulations", dest="sims", type=int, default=None,
         help="simulations per self-play move (default 64 with puct, 16 with gumbel)",
     )  # fmt: skip
     ap.add_argument("--eval-sims", type=int, default=None, help="simulations per evaluation move (default --sims)")
+    ap.add_argument("--temperature", type=float, default=1.0, help="self-play: moves sampled from visits ** (1 / temperature)")
+    ap.add_argument(
+        "--temperature-drop", type=int, default=-1,
+        help="self-play: the ply from which moves are greedy (-1: never; sampling all game long explores the positions a perfect-play test holds)",
+    )  # fmt: skip
     ap.add_argument("--n-games", type=int, default=64, help="parallel self-play games")
     ap.add_argument("--collect-size", type=int, default=1024, help="records per streamed batch")
     ap.add_argument("--replay", type=int, default=100_000, help="replay window (records, mirrors included)")
     ap.add_argument("--batch", type=int, default=256, help="minibatch rows")
     ap.add_argument("--reuse", type=float, default=4.0, help="times each new record is sampled, on average")
     ap.add_argument("--hidden", type=int, default=256)
-    ap.add_argument("--lr", type=float, default=1e-3)
-    ap.add_argument("--eval-every", type=float, default=1.0, help="minutes between evaluations")
+    ap.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate at the start")
+    ap.add_argument("--lr-final", type=float, default=1e-4, help="the learning rate at the end of --minutes (cosine)")
+    ap.add_argument("--gamma", type=float, default=0.97, help="discount per ply of the value targets and the search")
+    ap.add_argument("--eval-every", type=float, default=2.0, help="minutes between evaluations")
     ap.add_argument("--eval-games", type=int, default=200, help="games per evaluation (even)")
     ap.add_argument("--opening", type=int, default=2, help="random opening moves per evaluation pair")
     ap.add_argument("--gate-games", type=int, default=128, help="most games of a checkpoint's SPRT gate (even)")
     ap.add_argument("--gate-elo1", type=float, default=50.0, help="the gate's H1: stronger by this many Elo")
     ap.add_argument("--backend", choices=("auto", "numpy", "torch"), default="auto")
     ap.add_argument("--logdir", default="runs/train_alphazero_connect4")
+    ap.add_argument("--save-dir", default=None, help="checkpoint folder (default: --logdir)")
+    ap.add_argument(
+        "--positions", action="append", default=None,
+        help="solver-labelled positions file for the optimal-move rate (repeatable; default: the two shipped sets)",
+    )  # fmt: skip
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-progress", action="store_true", help="no tqdm bar")
     return ap.parse_args(argv)
@@ -170,15 +189,16 @@ def self_play_policy(args) -> rf.policies.PolicyHandle:
     """The self-play search: AlphaZero (PUCT, Dirichlet noise, temperature) or GumbelAlphaZero."""
     if args.policy == "gumbel":
         return rf.policies.GumbelAlphaZero(num_simulations=args.sims)
-    return rf.policies.AlphaZero(num_simulations=args.sims)
+    drop = None if args.temperature_drop < 0 else args.temperature_drop
+    return rf.policies.AlphaZero(num_simulations=args.sims, temperature=args.temperature, temperature_drop=drop)
 
 
 def searched(net, args):
     """The greedy searched contestant of ``net``: the training policy's search without its
     exploration (AlphaZero: no noise, temperature 0; GumbelAlphaZero: ``gumbel_scale=0``)."""
     if args.policy == "gumbel":
-        return (rf.policies.GumbelAlphaZero(num_simulations=args.eval_sims, gumbel_scale=0.0), heads(net), 1.0)
-    return (rf.policies.AlphaZero(num_simulations=args.eval_sims, noise=None, temperature=0.0), heads(net), 1.0)
+        return (rf.policies.GumbelAlphaZero(num_simulations=args.eval_sims, gumbel_scale=0.0), heads(net), args.gamma)
+    return (rf.policies.AlphaZero(num_simulations=args.eval_sims, noise=None, temperature=0.0), heads(net), args.gamma)
 
 
 def evaluate(game, reward, net, args, results=None, name=None) -> dict:
@@ -243,7 +263,73 @@ class Log:
 TELEMETRY_KEYS = ("decisions", "infer_calls", "infer_rows", "infer_seconds", "mean_leaves", "max_depth", "terminal_sims")
 
 
+def cosine_lr(args, fraction: float) -> float:
+    """The learning rate ``fraction`` of the way through the budget: a cosine from ``--lr`` to ``--lr-final``."""
+    fraction = min(max(fraction, 0.0), 1.0)
+    return args.lr_final + 0.5 * (args.lr - args.lr_final) * (1.0 + math.cos(math.pi * fraction))
+
+
+def build(args, game, reward):
+    """``(engine, learner, collector, lock)``: the self-play engine, the trained network, its frozen
+    copy the stream searches with, and the lock that guards the copy."""
+    obs_size, n_actions = int(np.prod(game.observation_space().shape)), game.action_space().n
+    engine = rf.Engine(
+        game, reward, self_play_policy(args), rf.learners.AlphaZero(gamma=args.gamma), n_games=args.n_games, seed=args.seed
+    )  # fmt: skip
+    learner = make_mlp([obs_size, args.hidden, args.hidden, n_actions + 1], backend=args.backend, lr=args.lr, seed=args.seed)
+    return engine, learner, learner.copy(), threading.Lock()
+
+
+def self_play(args, engine, learner, collector, lock, clock):
+    """The training loop: a generator that yields ``(batch, train_steps, stats, stream)`` after each update.
+
+    The stream searches with ``collector`` (read under ``lock``); each streamed batch goes into the
+    replay window (mirrored), the learner takes ``--reuse`` samples per new record in ``--batch``-row
+    Adam steps at the cosine learning rate of ``clock()`` (the fraction of the budget spent), and its
+    weights are copied into the collector beside ``engine.weights_updated()``.  Closing the generator
+    stops the stream.  Public API only: ``benchmarks/learning_race.py`` runs it under reinfors 0.4.0 too.
+    """
+    obs_size, n_actions = learner.sizes[0], learner.sizes[-1] - 1
+    rs = np.random.default_rng(args.seed)
+    replay = Replay(args.replay, obs_size, n_actions)
+    collect_infer = heads(collector)
+    stats: dict = {"policy_loss": float("nan"), "value_loss": float("nan")}
+
+    def infer(obs: np.ndarray):
+        with lock:  # never read the collector while it is being overwritten
+            return collect_infer(obs)
+
+    with engine.collect_stream(collect_size=args.collect_size, infer=infer, depth=1) as stream:
+        while True:
+            batch = next(stream)
+            replay.add(*mirrored(batch))
+            learner.set_lr(cosine_lr(args, clock()))
+            steps = max(1, round(args.reuse * 2 * len(batch.obs) / args.batch))
+            for _ in range(steps):
+                x, pi, z, w = replay.sample(rs, args.batch)
+                learner.train_step(x, az_loss(pi.astype(np.float64), z.astype(np.float64), w.astype(np.float64), stats))
+            with lock:
+                collector.load_from(learner)
+                engine.weights_updated()
+            yield batch, steps, stats, stream
+
+
+def checkpoint_meta(args) -> dict:
+    """What an evaluator needs besides the weights: the discount, the search's simulations, the policy."""
+    return {"gamma": args.gamma, "sims": args.sims, "policy": args.policy, "hidden": args.hidden, "example": "train_alphazero_connect4"}
+
+
+def position_sets(args) -> list:
+    """The solver-labelled sets of ``--positions`` (default: the shipped ones that exist), loaded once."""
+    from evaluate_connect4 import DEFAULT_SETS, PositionSet
+
+    paths = args.positions if args.positions is not None else [p for p in DEFAULT_SETS if p.exists()]
+    return [PositionSet(p) for p in paths]
+
+
 def main(argv=None) -> int:
+    from evaluate_connect4 import score_net
+
     args = parse(argv)
     args.sims = args.sims or (16 if args.policy == "gumbel" else 64)
     args.eval_sims = args.eval_sims or args.sims
@@ -251,31 +337,17 @@ def main(argv=None) -> int:
         raise SystemExit("--eval-games must be even and >= 2")
     if args.gate_games < 2 or args.gate_games % 2:
         raise SystemExit("--gate-games must be even and >= 2")
+    if not 0.0 <= args.gamma <= 1.0:
+        raise SystemExit("--gamma must be in [0, 1]")
     t_start = time.perf_counter()
-    rs = np.random.default_rng(args.seed)
     game = rf.games.Connect4()
     reward = rf.Reward(win=1.0, loss=-1.0, draw=0.0)
-    obs_size, n_actions = int(np.prod(game.observation_space().shape)), game.action_space().n
-    engine = rf.Engine(
-        game,
-        reward,
-        self_play_policy(args),
-        rf.learners.AlphaZero(gamma=1.0),
-        n_games=args.n_games,
-        seed=args.seed,
-    )
-    learner = make_mlp([obs_size, args.hidden, args.hidden, n_actions + 1], backend=args.backend, lr=args.lr, seed=args.seed)
-    collector = learner.copy()  # the frozen copy the stream searches with
-    lock = threading.Lock()
-    collect_infer = heads(collector)
-
-    def infer(obs: np.ndarray):
-        with lock:  # never read the collector while it is being overwritten
-            return collect_infer(obs)
-
-    replay = Replay(args.replay, obs_size, n_actions)
+    engine, learner, collector, lock = build(args, game, reward)
+    sets = position_sets(args)
+    save_dir = Path(args.save_dir or args.logdir)
     log = Log(args.logdir)
     curve: list[list[float]] = []
+    optimal_curve: list[list] = []  # [minutes, {set: {policy_optimal, search_optimal, ...}}]
     budget = args.minutes * 60.0
     bar = None
     if not args.no_progress:
@@ -288,12 +360,19 @@ def main(argv=None) -> int:
     accepted: list[str] = []
     best: list = [None, None]  # [name, frozen network] of the incumbent
 
-    def run_eval(step: int, minutes: float) -> dict:
-        name = f"ckpt{len(checkpoints)}"
+    def run_eval(step: int, minutes: float, name: str | None = None) -> dict:
+        name = name or f"ckpt{len(checkpoints)}"
         ev = evaluate(game, reward, learner, args, results, name)
+        t = time.perf_counter()
+        optimal = score_net(sets, learner, args.eval_sims, args.gamma) if sets else {}
+        ev["optimal_seconds"] = time.perf_counter() - t
+        for set_name, r in optimal.items():
+            ev.update({f"{set_name}/{k}": v for k, v in r.items() if k != "positions"})
         ev["minutes"] = minutes
         ev["cpu_minutes"] = time.process_time() / 60.0  # this process's CPU (the machine may be shared)
+        ev["checkpoint"] = str(learner.save(save_dir / name, checkpoint_meta(args)))
         curve.append([round(minutes, 3), ev["win_rate"]])
+        optimal_curve.append([round(minutes, 3), optimal])
         log.write("eval", step, ev)
         checkpoints.append([name, round(minutes, 3)])
         snapshot = learner.copy()
@@ -320,61 +399,57 @@ def main(argv=None) -> int:
         log.write("elo", step, {"curve": elo, "accepted": list(accepted)})
         ev["elo"], ev["elo_ci"] = elo[-1][2], elo[-1][3]
         if bar is not None:
+            rates = ", ".join(f"{k} policy {r['policy_optimal']:.3f} search {r['search_optimal']:.3f}" for k, r in optimal.items())
             bar.write(
-                f"[{minutes:5.2f} min] vs minimax(2): win {ev['win_rate']:.3f} (W/D/L {ev['wins']}/{ev['draws']}/{ev['losses']}), "
-                f"{name} Elo {ev['elo']:+.0f} ± {ev['elo_ci']:.0f}, incumbent {best[0]}"
+                f"[{minutes:5.2f} min] optimal moves: {rates or 'no position sets'}; vs minimax(2): win {ev['win_rate']:.3f} "
+                f"(W/D/L {ev['wins']}/{ev['draws']}/{ev['losses']}), {name} Elo {ev['elo']:+.0f} ± {ev['elo_ci']:.0f}, incumbent {best[0]}"
             )
         return ev
 
     t0 = time.perf_counter()
-    ev = run_eval(0, 0.0)  # the untrained network: the curve's first point
+    ev = run_eval(0, 0.0)  # the untrained network: the curves' first point
     next_eval = args.eval_every * 60.0
     records = updates = 0
-    stats: dict = {"policy_loss": float("nan"), "value_loss": float("nan")}
-    with engine.collect_stream(collect_size=args.collect_size, infer=infer, depth=1) as stream:
-        while True:
-            if updates and time.perf_counter() - t0 >= budget:  # at least one update, however small the budget
-                break
-            batch = next(stream)
-            records += len(batch.obs)
-            replay.add(*mirrored(batch))
-            steps = max(1, round(args.reuse * 2 * len(batch.obs) / args.batch))
-            for _ in range(steps):
-                x, pi, z, w = replay.sample(rs, args.batch)
-                learner.train_step(x, az_loss(pi.astype(np.float64), z.astype(np.float64), w.astype(np.float64), stats))
-            with lock:
-                collector.load_from(learner)
-                engine.weights_updated()
-            updates += 1
-            t = batch.telemetry
-            episodes = t["episodes"]
-            row = {
-                "minutes": (time.perf_counter() - t0) / 60.0,
-                "records": records,
-                "train_steps": steps,
-                "queued": stream.pending() if stream.pending() < 2**63 else 0,
-                "episodes": len(episodes),
-                "mean_length": float(np.mean([e[1] for e in episodes])) if episodes else 0.0,
-                **stats,
-                **{k: t[k] for k in TELEMETRY_KEYS},
-            }
-            gens = getattr(batch, "weights_generations", None)  # per-record lag, where the engine tags it
-            if gens is not None and len(gens):
-                row["policy_lag_max"] = int(updates - 1 - np.min(gens))
-            log.write("train", updates, row)
-            if bar is not None:
-                bar.n = min(round(time.perf_counter() - t0), bar.total)
-                bar.set_postfix(records=records, ce=f"{stats['policy_loss']:.3f}", mse=f"{stats['value_loss']:.3f}", win=f"{ev['win_rate']:.2f}")
-            if time.perf_counter() - t0 >= next_eval and time.perf_counter() - t0 < budget:
-                ev = run_eval(updates, (time.perf_counter() - t0) / 60.0)
-                next_eval += args.eval_every * 60.0
+    loop = self_play(args, engine, learner, collector, lock, clock=lambda: (time.perf_counter() - t0) / budget)
+    for batch, steps, stats, stream in loop:
+        records += len(batch.obs)
+        updates += 1
+        t = batch.telemetry
+        episodes = t["episodes"]
+        row = {
+            "minutes": (time.perf_counter() - t0) / 60.0,
+            "records": records,
+            "train_steps": steps,
+            "lr": learner.lr,
+            "queued": stream.pending() if stream.pending() < 2**63 else 0,
+            "episodes": len(episodes),
+            "mean_length": float(np.mean([e[1] for e in episodes])) if episodes else 0.0,
+            **stats,
+            **{k: t[k] for k in TELEMETRY_KEYS},
+        }
+        gens = getattr(batch, "weights_generations", None)  # per-record lag, where the engine tags it
+        if gens is not None and len(gens):
+            row["policy_lag_max"] = int(updates - 1 - np.min(gens))
+        log.write("train", updates, row)
+        if bar is not None:
+            bar.n = min(round(time.perf_counter() - t0), bar.total)
+            bar.set_postfix(records=records, ce=f"{stats['policy_loss']:.3f}", mse=f"{stats['value_loss']:.3f}", win=f"{ev['win_rate']:.2f}")
+        elapsed = time.perf_counter() - t0
+        if elapsed >= budget:  # at least one update, however small the budget
+            break
+        if elapsed >= next_eval:
+            ev = run_eval(updates, elapsed / 60.0)
+            next_eval += args.eval_every * 60.0
+    loop.close()  # stops the stream
     train_minutes = (time.perf_counter() - t0) / 60.0
-    ev = run_eval(updates, train_minutes)  # the reported number: after the budget
+    ev = run_eval(updates, train_minutes, name="final")  # the reported numbers: after the budget
     if bar is not None:
         bar.n = bar.total
         bar.close()
     log.close()
+    final = optimal_curve[-1][1]
     result = {
+        "optimal": final,
         "win_rate_vs_minimax2": ev["win_rate"],
         "draw_rate": ev["draws"] / ev["games"],
         "loss_rate": ev["losses"] / ev["games"],
@@ -387,16 +462,25 @@ def main(argv=None) -> int:
         "updates": updates,
         "policy": args.policy,
         "sims": args.sims,
+        "gamma": args.gamma,
         "cpu_minutes": round(time.process_time() / 60.0, 3),
         "eval_sims": args.eval_sims,
         "backend": learner.backend,
         "params": learner.n_params(),
+        "optimal_curve": optimal_curve,
         "curve": curve,
         "elo_curve": [[m, n, *map(lambda v: round(v, 1), results.fit(anchor="minimax2")[n])] for n, m in checkpoints],
         "accepted": accepted,
+        "checkpoint": ev["checkpoint"],
         "log": str(log.path),
         "untrained_win_rate_vs_minimax2": curve[0][1],
     }
+    rates = "; ".join(
+        f"{k}: policy {optimal_curve[0][1][k]['policy_optimal']:.3f} -> {r['policy_optimal']:.3f}, "
+        f"search {optimal_curve[0][1][k]['search_optimal']:.3f} -> {r['search_optimal']:.3f}"
+        for k, r in final.items()
+    )
+    print(f"optimal moves (untrained network -> trained): {rates or 'no position sets'}")
     print(f"win rate vs Minimax(depth=2): untrained network {curve[0][1]:.3f} (the baseline: search alone) -> {ev['win_rate']:.3f}")
     print(json.dumps(result))
     return 0

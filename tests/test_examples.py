@@ -189,10 +189,17 @@ def test_train_alphazero_connect4_smoke(tmp_path):
     assert res["untrained_win_rate_vs_minimax2"] == res["curve"][0][1]  # the baseline, printed beside the result
     assert "untrained network" in out.stdout.splitlines()[-2]
     # the Elo curve: one point per evaluation (checkpoint), anchored to Minimax; ckpt0 is accepted unplayed
-    assert [p[1] for p in res["elo_curve"]] == [f"ckpt{i}" for i in range(len(res["curve"]))]
+    assert [p[1] for p in res["elo_curve"]] == [f"ckpt{i}" for i in range(len(res["curve"]) - 1)] + ["final"]
     assert res["accepted"][0] == "ckpt0" and all(p[3] >= 0 for p in res["elo_curve"])
     kinds = [line.split('"kind": "')[1].split('"')[0] for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     assert kinds[0] == "eval" and kinds[-1] == "elo" and "train" in kinds and "gate" in kinds
+    # a checkpoint per evaluation, the last one "final" (what evaluate_connect4.py --checkpoint takes)
+    assert res["checkpoint"] == str(tmp_path / "final.npz") and (tmp_path / "ckpt0.npz").exists()
+    assert len(list(tmp_path.glob("*.npz"))) == len(res["curve"]) and res["gamma"] == 0.97
+    # the optimal-move rates on the shipped solver sets, at every evaluation (issue 49)
+    assert len(res["optimal_curve"]) == len(res["curve"]) and res["optimal"] == res["optimal_curve"][-1][1]
+    assert all(0.0 <= r["search_optimal"] <= 1.0 for r in res["optimal"].values())
+    assert "optimal moves" in out.stdout.splitlines()[-3]
 
 
 @pytest.mark.slow
