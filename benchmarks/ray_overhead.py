@@ -43,7 +43,15 @@ import reinfors as rf
 A = 7
 
 
+WORKLOAD = "dqn"  # --workload: dqn (records cost ~1-2 us each) or az (AlphaZero, 16 simulations)
+
+
 def engine(n_games: int, n_threads: int, seed: int = 0) -> rf.Engine:
+    if WORKLOAD == "az":
+        return rf.Engine(
+            rf.games.Connect4(), rf.Reward(win=1.0, loss=-1.0), rf.policies.AlphaZero(num_simulations=16),
+            rf.learners.AlphaZero(), n_games=n_games, seed=seed, n_threads=n_threads,
+        )  # fmt: skip
     return rf.Engine(
         rf.games.Connect4(), rf.Reward(win=1.0, loss=-1.0), rf.policies.EpsilonGreedyQ(epsilon=0.1),
         rf.learners.Dqn(), n_games=n_games, seed=seed, n_threads=n_threads,
@@ -52,14 +60,23 @@ def engine(n_games: int, n_threads: int, seed: int = 0) -> rf.Engine:
 
 def weights(version: int = 0, pad: int = 0) -> dict:
     w = {"v": version, "w": np.random.default_rng(7).standard_normal((84, A)).astype(np.float32) * 0.3}
+    if WORKLOAD == "az":
+        w["az"] = True
     if pad:
         w["pad"] = np.full(pad // 8, version, np.float64)
     return w
 
 
 def make_infer(weights):
-    """Linear Q: obs (84) @ w -> (rows, 1, 7)."""
+    """Linear Q: obs (84) @ w -> (rows, 1, 7); with ``weights["az"]``, those 7 as logits plus a
+    zero value (AlphaZero)."""
     w = np.asarray(weights["w"], np.float32)
+    if weights.get("az"):
+
+        def infer_az(obs):
+            return obs @ w, np.zeros(len(obs), np.float32)
+
+        return infer_az
 
     def infer(obs):
         return (obs @ w)[:, None, :]
@@ -160,7 +177,7 @@ def mode_overhead(args) -> None:
         totals = {k: [0, 0.0] for k in ("local", *cols)}
         for rep in range(args.reps):
             for name in ("local", *cols):
-                recs, t0 = 0, time.perf_counter()
+                recs, t0, c0 = 0, time.perf_counter(), time.process_time()
                 while time.perf_counter() - t0 < args.seconds:
                     if name == "local":
                         recs += len(local.collect(size, infer).obs)
@@ -169,8 +186,10 @@ def mode_overhead(args) -> None:
                 wall = time.perf_counter() - t0
                 totals[name][0] += recs
                 totals[name][1] += wall
-                _emit({"mode": "overhead", "window": size, "rep": rep, "build": name, "records": recs,
-                       "seconds": round(wall, 2), "records_per_s": round(recs / wall, 1)})  # fmt: skip
+                # the driver's own CPU: for "ray" the learner process's share of the cores
+                _emit({"mode": "overhead", "workload": WORKLOAD, "window": size, "rep": rep, "build": name,
+                       "records": recs, "seconds": round(wall, 2), "records_per_s": round(recs / wall, 1),
+                       "driver_cpu_s": round(time.process_time() - c0, 2)})  # fmt: skip
         for col in cols.values():
             col.close()
         rates = {k: r / w for k, (r, w) in totals.items()}
@@ -180,7 +199,7 @@ def mode_overhead(args) -> None:
             "ray_nosnap_over_local": round(rates["ray_nosnap"] / rates["local"], 3),
         }
     ray.shutdown()
-    _emit({"mode": "overhead", "actors": args.actors, "threads": args.threads, "games": args.games,
+    _emit({"mode": "overhead", "workload": WORKLOAD, "actors": args.actors, "threads": args.threads, "games": args.games,
            "cores": os.cpu_count(), "summary": summary})  # fmt: skip
 
 
@@ -251,16 +270,27 @@ def mode_memory(args) -> None:
         base = first[key]
         return round((max(s[key] for s in after) - base) / base, 4) if base else float("nan")
 
+    def mean(key: str, lo: float, hi: float) -> float:
+        v = [s[key] for s in samples if lo <= s["t"] < hi] or [float("nan")]
+        return round(sum(v) / len(v), 2)
+
+    end = samples[-1]["t"] if samples else 0.0
+    # growth of the mean over the second minute to the mean over the last minute (the store
+    # swings with which windows happen to be in flight at a sample; the means do not)
+    windows = {f"{k}_mean_min2": mean(k, 60, 120) for k in ("driver_rss_mib", "store_mib")}
+    windows.update({f"{k}_mean_last_min": mean(k, end - 60, end + 1) for k in ("driver_rss_mib", "store_mib")})
+
     _emit({"mode": "memory", "actors": args.actors, "minutes": args.minutes, "sleep": args.sleep,
            "window": args.windows[0], "batches": n, "records": recs, "rss_at_1min_mib": first["driver_rss_mib"],
            "rss_max_after_1min_mib": max(s["driver_rss_mib"] for s in after), "rss_growth_after_1min": growth("driver_rss_mib"),
            "store_at_1min_mib": first["store_mib"], "store_max_after_1min_mib": max(s["store_mib"] for s in after),
-           "store_growth_after_1min": growth("store_mib")})  # fmt: skip
+           "store_growth_after_1min": growth("store_mib"), **windows})  # fmt: skip
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mode", choices=("snapshot", "overhead", "memory", "scale"), required=True)
+    ap.add_argument("--workload", choices=("dqn", "az"), default="dqn")
     ap.add_argument("--windows", type=int, nargs="+", default=[512, 4096], help="records per window")
     ap.add_argument("--actors", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1, help="threads per actor")
@@ -272,11 +302,14 @@ def main() -> None:
     ap.add_argument("--every", type=float, default=10.0, help="memory: seconds between samples")
     ap.add_argument("--pad", type=int, default=1 << 20, help="memory: bytes of padding in every weights version")
     ap.add_argument("--max-in-flight", type=int, default=2)
-    ap.add_argument("--num-cpus", type=int, default=0, help="Ray CPUs (0: actors x threads)")
+    ap.add_argument("--num-cpus", type=int, default=0, help="Ray CPUs (0: actors x threads, twice that for overhead)")
     ap.add_argument("--store-mib", type=int, default=200, help="Ray object store size")
     args = ap.parse_args()
+    global WORKLOAD
+    WORKLOAD = args.workload
     if args.mode in ("overhead", "scale") and not args.num_cpus:
-        args.num_cpus = args.actors * args.threads
+        # overhead holds two sets of actors (with and without snapshots), only one busy at a time
+        args.num_cpus = args.actors * args.threads * (2 if args.mode == "overhead" else 1)
     {"snapshot": mode_snapshot, "overhead": mode_overhead, "memory": mode_memory, "scale": mode_scale}[args.mode](args)
 
 
