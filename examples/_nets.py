@@ -37,13 +37,64 @@ def torch_available() -> bool:
     return True
 
 
-def make_mlp(sizes: Sequence[int], backend: str = "auto", lr: float = 1e-3, seed: int = 0, weight_decay: float = 0.0):
-    """A ReLU MLP ``sizes[0] -> ... -> sizes[-1]`` (linear output) with an Adam optimiser."""
+def _connect4_lines() -> np.ndarray:
+    """``(42, 69)`` 0/1: cell ``r * 7 + c`` (row 0 at the bottom) belongs to each of the 69 four-cell lines."""
+    lines = []
+    for r in range(6):
+        for c in range(7):
+            for dr, dc in ((0, 1), (1, 0), (1, 1), (-1, 1)):
+                cells = [(r + k * dr, c + k * dc) for k in range(4)]
+                if all(0 <= rr < 6 and 0 <= cc < 7 for rr, cc in cells):
+                    lines.append([rr * 7 + cc for rr, cc in cells])
+    m = np.zeros((42, len(lines)), np.float32)
+    for j, cells in enumerate(lines):
+        m[cells, j] = 1.0
+    return m
+
+
+C4_LINES = _connect4_lines()
+
+
+def connect4_threats(obs: np.ndarray) -> np.ndarray:
+    """Connect4 board ``(rows, 84)`` (plane 0 the mover's stones, plane 1 the opponent's, rows bottom
+    first) -> ``(rows, 182)``: the board, then the cells that would complete a four for the mover (42)
+    and for the opponent (42), then the columns where the mover wins at once (7) and where the
+    opponent would (7).  A fixed first layer, as a convolution over the 69 lines would learn: the
+    MLP above it sees threats without having to discover four-in-a-row from raw cells."""
+    x = np.asarray(obs, np.float32)
+    me, opp = x[:, :42], x[:, 42:84]
+    empty = 1.0 - me - opp
+    mine, theirs = me @ C4_LINES, opp @ C4_LINES  # stones of each side on each line
+    my_cells = (((mine == 3) & (theirs == 0)).astype(np.float32) @ C4_LINES.T > 0) & (empty > 0)
+    op_cells = (((theirs == 3) & (mine == 0)).astype(np.float32) @ C4_LINES.T > 0) & (empty > 0)
+    support = np.concatenate([np.ones((len(x), 7), np.float32), (me + opp)[:, :35]], axis=1)  # the cell below is filled
+    playable = (empty > 0) & (support > 0)
+    wins = (my_cells & playable).reshape(-1, 6, 7).any(axis=1)
+    blocks = (op_cells & playable).reshape(-1, 6, 7).any(axis=1)
+    return np.concatenate([x, my_cells, op_cells, wins, blocks], axis=1, dtype=np.float32)
+
+
+# input transforms a network can be built with (by name, so a checkpoint can name its own)
+FEATURES = {None: None, "connect4_threats": connect4_threats}
+FEATURE_SIZES = {None: 0, "connect4_threats": 98}
+
+
+def make_mlp(
+    sizes: Sequence[int], backend: str = "auto", lr: float = 1e-3, seed: int = 0, weight_decay: float = 0.0,
+    features: str | None = None,
+):  # fmt: skip
+    """A ReLU MLP ``sizes[0] -> ... -> sizes[-1]`` (linear output) with an Adam optimiser.
+
+    ``features`` names an input transform of :data:`FEATURES` applied to every input first (the
+    layer sizes then start at the transformed width: ``sizes[0] + FEATURE_SIZES[features]``)."""
     if backend not in ("auto", "numpy", "torch"):
         raise ValueError(f"backend must be auto, numpy or torch; got {backend!r}")
+    if features not in FEATURES:
+        raise ValueError(f"features must be one of {sorted(k for k in FEATURES if k)} or None; got {features!r}")
+    sizes = [sizes[0] + FEATURE_SIZES[features], *sizes[1:]]
     if backend == "torch" or (backend == "auto" and torch_available()):
-        return TorchMlp(sizes, lr=lr, seed=seed, weight_decay=weight_decay)
-    return NumpyMlp(sizes, lr=lr, seed=seed, weight_decay=weight_decay)
+        return TorchMlp(sizes, lr=lr, seed=seed, weight_decay=weight_decay, features=features)
+    return NumpyMlp(sizes, lr=lr, seed=seed, weight_decay=weight_decay, features=features)
 
 
 SUFFIXES = {"numpy": ".npz", "torch": ".pt"}
@@ -59,7 +110,7 @@ def load_net(path, lr: float = 1e-3):
             meta = json.loads(str(f["meta"]))
             sizes = [int(v) for v in f["sizes"]]
             params = [f[f"p{i}"] for i in range(2 * (len(sizes) - 1))]
-        net = NumpyMlp(sizes, lr=lr)
+        net = NumpyMlp(sizes, lr=lr, features=meta.get("features"))
         for p, q in zip(net.params, params, strict=True):
             if p.shape != q.shape:
                 raise ValueError(f"{path}: parameter of shape {q.shape}, expected {p.shape}")
@@ -69,9 +120,10 @@ def load_net(path, lr: float = 1e-3):
         import torch
 
         blob = torch.load(path, map_location="cpu", weights_only=True)
-        net = TorchMlp([int(v) for v in blob["sizes"]], lr=lr)
+        meta = json.loads(blob["meta"])
+        net = TorchMlp([int(v) for v in blob["sizes"]], lr=lr, features=meta.get("features"))
         net.model.load_state_dict(blob["state_dict"])
-        return net, json.loads(blob["meta"])
+        return net, meta
     raise ValueError(f"checkpoint must be a .npz (NumPy) or .pt (PyTorch) file; got {str(path)!r}")
 
 
@@ -80,9 +132,10 @@ class NumpyMlp:
 
     backend = "numpy"
 
-    def __init__(self, sizes: Sequence[int], lr: float = 1e-3, seed: int = 0, weight_decay: float = 0.0):
+    def __init__(self, sizes: Sequence[int], lr: float = 1e-3, seed: int = 0, weight_decay: float = 0.0, features=None):
         rs = np.random.default_rng(seed)
         self.sizes = list(sizes)
+        self.features = features
         self.params: list[np.ndarray] = []
         for i, (a, b) in enumerate(zip(self.sizes[:-1], self.sizes[1:], strict=True)):
             scale = np.sqrt(2.0 / a) if i < len(self.sizes) - 2 else np.sqrt(1.0 / a) * 0.5
@@ -93,8 +146,11 @@ class NumpyMlp:
         self.v = [np.zeros_like(p) for p in self.params]
         self.t = 0
 
+    def _input(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(x, np.float32) if self.features is None else FEATURES[self.features](x)
+
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        h = np.asarray(x, np.float32)
+        h = self._input(x)
         n = len(self.params) // 2
         for i in range(n):
             h = h @ self.params[2 * i] + self.params[2 * i + 1]
@@ -121,7 +177,7 @@ class NumpyMlp:
     def gradients(self, x: np.ndarray, loss_fn: LossFn) -> tuple[float, list[np.ndarray]]:
         """``(loss, d_loss/d_param for every parameter)`` by back-propagating ``loss_fn``'s ``d_out``."""
         dtype = self.params[0].dtype
-        acts = [np.asarray(x, dtype)]
+        acts = [self._input(x).astype(dtype, copy=False)]
         n = len(self.params) // 2
         h = acts[0]
         for i in range(n):
@@ -146,6 +202,7 @@ class NumpyMlp:
     def copy(self) -> NumpyMlp:
         twin = NumpyMlp.__new__(NumpyMlp)
         twin.sizes, twin.lr, twin.weight_decay, twin.t = list(self.sizes), self.lr, self.weight_decay, 0
+        twin.features = self.features
         twin.params = [p.copy() for p in self.params]
         twin.m = [np.zeros_like(p) for p in self.params]
         twin.v = [np.zeros_like(p) for p in self.params]
@@ -164,7 +221,8 @@ class NumpyMlp:
         path = Path(f"{stem}{SUFFIXES[self.backend]}")
         path.parent.mkdir(parents=True, exist_ok=True)
         arrays = {f"p{i}": p for i, p in enumerate(self.params)}
-        np.savez(path, sizes=np.array(self.sizes, np.int64), meta=np.array(json.dumps(meta or {})), **arrays)
+        meta = {**(meta or {}), "features": self.features}
+        np.savez(path, sizes=np.array(self.sizes, np.int64), meta=np.array(json.dumps(meta)), **arrays)
         return path
 
 
@@ -173,10 +231,11 @@ class TorchMlp:
 
     backend = "torch"
 
-    def __init__(self, sizes: Sequence[int], lr: float = 1e-3, seed: int = 0, weight_decay: float = 0.0):
+    def __init__(self, sizes: Sequence[int], lr: float = 1e-3, seed: int = 0, weight_decay: float = 0.0, features=None):
         import torch
         from torch import nn
 
+        self.features = features
         torch.manual_seed(seed)
         torch.set_num_threads(1)  # small networks: leave the cores to the engine's workers
         layers: list = []
@@ -190,14 +249,17 @@ class TorchMlp:
         self.opt = torch.optim.Adam(self.model.parameters(), lr=lr, weight_decay=weight_decay)
         self._torch = torch
 
+    def _input(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(x, np.float32) if self.features is None else FEATURES[self.features](x)
+
     def __call__(self, x: np.ndarray) -> np.ndarray:
         torch = self._torch
         with torch.no_grad():
-            return self.model(torch.tensor(np.asarray(x, np.float32))).numpy()
+            return self.model(torch.tensor(self._input(x))).numpy()
 
     def train_step(self, x: np.ndarray, loss_fn: LossFn) -> float:
         torch = self._torch
-        out = self.model(torch.tensor(np.asarray(x, np.float32)))
+        out = self.model(torch.tensor(self._input(x)))
         loss, d = loss_fn(out.detach().numpy().copy())
         self.opt.zero_grad()
         out.backward(torch.from_numpy(np.asarray(d, np.float32)))
@@ -215,6 +277,7 @@ class TorchMlp:
 
         twin = TorchMlp.__new__(TorchMlp)
         twin.sizes, twin.lr, twin.weight_decay, twin._torch = list(self.sizes), self.lr, self.weight_decay, self._torch
+        twin.features = self.features
         twin.model = copy.deepcopy(self.model)
         twin.opt = self._torch.optim.Adam(twin.model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
         return twin
@@ -229,7 +292,8 @@ class TorchMlp:
         """Write ``<stem>.pt`` (sizes, state dict, ``meta`` as JSON); returns the path."""
         path = Path(f"{stem}{SUFFIXES[self.backend]}")
         path.parent.mkdir(parents=True, exist_ok=True)
-        blob = {"sizes": list(self.sizes), "state_dict": self.model.state_dict(), "meta": json.dumps(meta or {})}
+        meta = {**(meta or {}), "features": self.features}
+        blob = {"sizes": list(self.sizes), "state_dict": self.model.state_dict(), "meta": json.dumps(meta)}
         self._torch.save(blob, path)
         return path
 

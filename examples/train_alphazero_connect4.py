@@ -94,6 +94,10 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--batch", type=int, default=256, help="minibatch rows")
     ap.add_argument("--reuse", type=float, default=4.0, help="times each new record is sampled, on average")
     ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument(
+        "--features", choices=("connect4_threats", "none"), default="connect4_threats",
+        help="the network's fixed first layer: the cells and columns that complete a four for each side (examples/_nets.py)",
+    )  # fmt: skip
     ap.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate at the start")
     ap.add_argument("--lr-final", type=float, default=1e-4, help="the learning rate at the end of --minutes (cosine)")
     ap.add_argument("--gamma", type=float, default=0.97, help="discount per ply of the value targets and the search")
@@ -276,7 +280,10 @@ def build(args, game, reward):
     engine = rf.Engine(
         game, reward, self_play_policy(args), rf.learners.AlphaZero(gamma=args.gamma), n_games=args.n_games, seed=args.seed
     )  # fmt: skip
-    learner = make_mlp([obs_size, args.hidden, args.hidden, n_actions + 1], backend=args.backend, lr=args.lr, seed=args.seed)
+    features = None if args.features == "none" else args.features
+    learner = make_mlp(
+        [obs_size, args.hidden, args.hidden, n_actions + 1], backend=args.backend, lr=args.lr, seed=args.seed, features=features
+    )  # fmt: skip
     return engine, learner, learner.copy(), threading.Lock()
 
 
@@ -289,9 +296,8 @@ def self_play(args, engine, learner, collector, lock, clock):
     weights are copied into the collector beside ``engine.weights_updated()``.  Closing the generator
     stops the stream.  Public API only: ``benchmarks/learning_race.py`` runs it under reinfors 0.4.0 too.
     """
-    obs_size, n_actions = learner.sizes[0], learner.sizes[-1] - 1
     rs = np.random.default_rng(args.seed)
-    replay = Replay(args.replay, obs_size, n_actions)
+    replay = None  # sized by the first batch (the raw observations; the network transforms its own input)
     collect_infer = heads(collector)
     stats: dict = {"policy_loss": float("nan"), "value_loss": float("nan")}
 
@@ -302,6 +308,8 @@ def self_play(args, engine, learner, collector, lock, clock):
     with engine.collect_stream(collect_size=args.collect_size, infer=infer, depth=1) as stream:
         while True:
             batch = next(stream)
+            if replay is None:
+                replay = Replay(args.replay, batch.obs.shape[1], batch.policy_targets.shape[1])
             replay.add(*mirrored(batch))
             learner.set_lr(cosine_lr(args, clock()))
             steps = max(1, round(args.reuse * 2 * len(batch.obs) / args.batch))

@@ -34,7 +34,7 @@ def test_numpy_checkpoint_round_trips_without_torch(tmp_path):
     path = net.save(tmp_path / "sub" / "final", {"gamma": 0.97, "sims": 64})
     assert path == tmp_path / "sub" / "final.npz"
     twin, meta = load_net(path)
-    assert meta == {"gamma": 0.97, "sims": 64} and twin.backend == "numpy" and twin.sizes == [84, 16, 16, 8]
+    assert meta == {"gamma": 0.97, "sims": 64, "features": None} and twin.backend == "numpy" and twin.sizes == [84, 16, 16, 8]
     x = np.random.default_rng(0).random((5, 84), dtype=np.float32)
     np.testing.assert_array_equal(twin(x), net(x))
     with pytest.raises(ValueError, match=r"\.npz \(NumPy\) or \.pt"):
