@@ -25,9 +25,11 @@ positions where every legal move scores the same left out, no duplicates, no ter
 - ``connect4_random.jsonl``: a ply drawn uniformly in 8..22, uniform random legal moves from the
   empty board up to it (a game that ends earlier is dropped); seed 20261207.
 - ``connect4_strong.jsonl``: games of a strong noisy player: ``STRONG_OPENING`` uniform random
-  opening plies (drawn uniformly in 6..10), then each move is uniform random with probability
-  ``STRONG_NOISE`` (0.3) and otherwise uniform among the optimal moves (the solver's best score);
-  each position of plies 12..30 of a game is kept with probability ``STRONG_KEEP``; seed 20261208.
+  opening plies (a count drawn uniformly in 9..12: noisy-optimal play before that costs seconds
+  to minutes a position on this machine), then each move is uniform random with probability ``STRONG_NOISE`` (0.3)
+  and otherwise uniform among the optimal moves (the solver's best score), up to ply 30 or the
+  game's end; each position of plies 12..30 is kept with probability ``STRONG_KEEP`` (0.7);
+  seed 20261208.
 """
 
 from __future__ import annotations
@@ -54,8 +56,8 @@ DATA = Path(__file__).resolve().parent / "data"
 RANDOM_SEED = 20261207
 STRONG_SEED = 20261208
 STRONG_NOISE = 0.3
-STRONG_OPENING = (6, 10)
-STRONG_KEEP = 0.5
+STRONG_OPENING = (9, 12)
+STRONG_KEEP = 0.7
 
 
 def make_params(width: int = 7, height: int = 6) -> np.ndarray:
@@ -472,21 +474,25 @@ def _worker_strong(seed, count, out, lock, seen, timings, log):
         if moves is None:
             continue
         while len(moves) <= 30:
-            t0 = time.perf_counter()
-            s = solver.scores(moves)
-            dt = time.perf_counter() - t0
             ply = len(moves)
-            legal = [c for c in range(solver.width) if s[c] != ILLEGAL]
-            with lock:
-                timings.append((ply, dt))
-                key = tuple(moves)
-                if ply >= 12 and informative(s) and key not in seen and rng.random() < STRONG_KEEP:
-                    seen.add(key)
-                    if len(out) < count:
-                        out.append({"moves": list(moves), "scores": s.tolist()})
-                        if len(out) % 50 == 0:
-                            log(len(out))
-            if rng.random() < STRONG_NOISE:
+            keep = ply >= 12 and rng.random() < STRONG_KEEP
+            noisy = rng.random() < STRONG_NOISE
+            heights = np.bincount(np.asarray(moves, np.int64), minlength=solver.width)
+            legal = [c for c in range(solver.width) if heights[c] < solver.height]
+            if keep or not noisy:  # a random move at a position not kept needs no solve
+                t0 = time.perf_counter()
+                s = solver.scores(moves)
+                dt = time.perf_counter() - t0
+                with lock:
+                    timings.append((ply, dt))
+                    key = tuple(moves)
+                    if keep and informative(s) and key not in seen:
+                        seen.add(key)
+                        if len(out) < count:
+                            out.append({"moves": list(moves), "scores": s.tolist()})
+                            if len(out) % 50 == 0:
+                                log(len(out))
+            if noisy:
                 c = legal[rng.integers(len(legal))]
             else:
                 best = max(s[c] for c in legal)
@@ -591,4 +597,10 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the kernels from the module imported under its own name, never as __main__: numba's
+    # on-disk cache records the defining module's name, and entries written under "__main__"
+    # (or under a test's alias) fail to load from the other.
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import connect4_solver
+
+    sys.exit(connect4_solver.main())
