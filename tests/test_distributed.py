@@ -135,9 +135,10 @@ def test_collectors_feed_one_learner(local_ray):
             got.append((actor_id, version, batch))
             if step in (1, 3):
                 col.set_weights(weights(col.version + 1))
-            if step == 7:
+            # Completion order: an actor slowed down by the machine delivers later, never not at
+            # all (among windows ready together the least recently served goes first).
+            if step >= 7 and set(by_actor(got)) == {0, 1}:
                 break
-        # Both actors were ready before the first window (warm waits for them): both deliver.
         assert set(by_actor(got)) == {0, 1} and max(v for _, v, _ in got) == 2
     # Each actor collected exactly what a local engine with its seed collects under those versions.
     check_against_replay(cfg, got)
