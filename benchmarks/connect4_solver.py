@@ -22,14 +22,21 @@ Kernels are module-level njit(nogil=True, cache=True) functions over int64 bitbo
 Position sets (``make_sets``, JSON lines ``{"moves": [0-based columns], "scores": [7 ints]}``,
 positions where every legal move scores the same left out, no duplicates, no terminal positions):
 
-- ``connect4_random.jsonl``: a ply drawn uniformly in 8..22, uniform random legal moves from the
-  empty board up to it (a game that ends earlier is dropped); seed 20261207.
-- ``connect4_strong.jsonl``: games of a strong noisy player: ``STRONG_OPENING`` uniform random
-  opening plies (a count drawn uniformly in 9..12: noisy-optimal play before that costs seconds
-  to minutes a position on this machine), then each move is uniform random with probability ``STRONG_NOISE`` (0.3)
-  and otherwise uniform among the optimal moves (the solver's best score), up to ply 30 or the
-  game's end; each position of plies 12..30 is kept with probability ``STRONG_KEEP`` (0.7);
-  seed 20261208.
+- ``connect4_random.jsonl``: 120 positions a ply at plies 8..22 (1,800), each from uniform random
+  legal moves from the empty board up to its ply (a game that ends earlier is dropped).  Built in
+  two runs: 1,200 positions with the ply drawn uniformly in 8..22 (``--count 1200``, seed
+  20261207; more survive at early plies, where fewer games have ended or turned uninformative),
+  then topped up to 120 a ply (``--per-ply 120 --extend --seed 20261209``: the ply drawn among
+  those still short).
+- ``connect4_strong.jsonl``: games of a strong noisy player (``--count 1100``, seed 20261208):
+  ``STRONG_OPENING`` uniform random opening plies (a count drawn uniformly in 9..12: solving the
+  positions of noisy-optimal play before that costs seconds to minutes each on this machine),
+  then each move is uniform random with probability ``STRONG_NOISE`` (0.3) and otherwise uniform
+  among the optimal moves (the solver's best score), up to ply 30 or the game's end; each
+  position of plies 12..30 is kept with probability ``STRONG_KEEP`` (0.7).
+
+Each thread draws from its own seeded stream, but which thread fills the set first depends on
+scheduling: a rerun gives a set made the same way, not the identical file.
 """
 
 from __future__ import annotations
@@ -435,14 +442,21 @@ def _random_position(rng, solver, ply):
     return moves
 
 
-def _worker_random(seed, count, out, lock, seen, timings, log):
+def _worker_random(seed, count, out, lock, seen, timings, log, quota=None):
     rng = np.random.default_rng(seed)
     solver = Solver()
     while True:
         with lock:
             if len(out) >= count:
                 return
-        ply = int(rng.integers(8, 23))
+            if quota is None:
+                plies = list(range(8, 23))
+            else:  # an equal number a ply: draw among the plies still short of their quota
+                have = np.bincount([len(r["moves"]) for r in out], minlength=23)
+                plies = [k for k in range(8, 23) if have[k] < quota]
+                if not plies:
+                    return
+        ply = plies[int(rng.integers(len(plies)))]
         moves = _random_position(rng, solver, ply)
         if moves is None:
             continue
@@ -456,7 +470,8 @@ def _worker_random(seed, count, out, lock, seen, timings, log):
         dt = time.perf_counter() - t0
         with lock:
             timings.append((ply, dt))
-            if informative(s) and len(out) < count:
+            full = quota is not None and sum(len(r["moves"]) == ply for r in out) >= quota
+            if informative(s) and len(out) < count and not full:
                 out.append({"moves": moves, "scores": s.tolist()})
                 if len(out) % 50 == 0:
                     log(len(out))
@@ -520,13 +535,26 @@ def timing_table(timings, buckets=((8, 10), (11, 13), (14, 16), (17, 19), (20, 2
     return "\n".join(lines)
 
 
-def make_set(which: str, count: int, workers: int = 2, path=None, timings_path=None, seed=None):
-    """Build position set ``which`` ("random" or "strong") with ``workers`` threads; returns (rows, timings)."""
+def make_set(
+    which: str, count: int, workers: int = 2, path=None, timings_path=None, seed=None, per_ply=None, extend=False
+):
+    """Build position set ``which`` ("random" or "strong") with ``workers`` threads; returns (rows, timings).
+
+    ``per_ply`` (random set only): at most that many positions a ply (``count`` becomes 15 x it);
+    ``extend``: start from the rows already in ``path`` and add to them.
+    """
     target = _worker_random if which == "random" else _worker_strong
     seed = (RANDOM_SEED if which == "random" else STRONG_SEED) if seed is None else seed
     out: list[dict] = []
     timings: list[tuple[int, float]] = []
     seen: set = set()
+    if extend and path is not None and Path(path).exists():
+        out = load_set(path)
+        seen = {tuple(r["moves"]) for r in out}
+    extra = ()
+    if per_ply is not None:
+        count = 15 * per_ply
+        extra = (per_ply,)
     lock = threading.Lock()
     t0 = time.perf_counter()
 
@@ -537,7 +565,7 @@ def make_set(which: str, count: int, workers: int = 2, path=None, timings_path=N
 
     Solver(4, 4).scores([0])  # compile (or load the cache) once, before the threads
     threads = [
-        threading.Thread(target=target, args=(seed * 1000 + i, count, out, lock, seen, timings, log))
+        threading.Thread(target=target, args=(seed * 1000 + i, count, out, lock, seen, timings, log, *extra))
         for i in range(workers)
     ]
     for t in threads:
@@ -565,6 +593,8 @@ def main(argv=None):
     m.add_argument("--workers", type=int, default=2)
     m.add_argument("--out-dir", type=Path, default=DATA)
     m.add_argument("--seed", type=int, default=None)
+    m.add_argument("--per-ply", type=int, default=None, help="random set: this many positions a ply (plies 8-22)")
+    m.add_argument("--extend", action="store_true", help="add to the rows already in the set file")
     m.add_argument("--timings-dir", type=Path, default=None, help="write each position's (ply, seconds) here")
     args = ap.parse_args(argv)
     if args.cmd == "analyze":
@@ -590,6 +620,8 @@ def main(argv=None):
             path,
             None if args.timings_dir is None else args.timings_dir / f"connect4_{which}_timings.json",
             args.seed,
+            args.per_ply,
+            args.extend,
         )
         print(f"{which}: {len(rows)} positions -> {path}")
         print(timing_table(timings))
