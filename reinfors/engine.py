@@ -90,18 +90,22 @@ TELEMETRY_KEYS = (
     "extra_eval_rows",
 )
 
-# Telemetry counts that depend on timing, not only on the seed: how the rows of a window are cut
-# into callback calls is decided by when arenas fill and fire (the firing policy: capacity fires,
-# stall closes, partial fires at quiescence), so two engines built from one config collect
-# identical records (a function of the seed at any n_threads) but may count different calls.
-# ``infer_seconds`` is wall time; ``infer_calls`` the calls; ``padded_rows`` the zero rows padding
-# each call (``pad=True``); ``stall_closes`` / ``stall_releases`` the liveness ladder's fires; with
-# ``infer_cache > 0`` also ``infer_rows``, ``cache_hits`` and ``cache_demotions`` (whether a row
-# is served by the cache or its twin depends on which fired first).  Every other key is a function
-# of the seed (tests/differential/test_behaviours_vs_original.py; 0.4.0's call counts were equal
-# in that probe, ours are not promised to be).
-TIMING_TELEMETRY = frozenset({"infer_seconds", "infer_calls", "padded_rows", "stall_closes", "stall_releases"})
-TIMING_TELEMETRY_WITH_CACHE = TIMING_TELEMETRY | {"infer_rows", "cache_hits", "cache_demotions"}
+# Telemetry that depends on timing, not only on the seed.  Without the inference cache only
+# ``infer_seconds`` (wall time): which rows go in which callback call is a function of counts —
+# each call is one fixed cohort's round of requests (reinfors/_runtime/cohorts.py) — so two
+# engines built from one config make the same calls (``infer_calls``, ``infer_rows``,
+# ``padded_rows``; no stall closes) at any load, as 0.4.0 guarantees (and at any ``n_threads``,
+# which 0.4.0 does not).  Timing only decides how a call is overlapped (firing.py).  With
+# ``infer_cache > 0``, or the opt-in ``REINFORS_TIMED_FIRES=1`` (calls cut by fire targets and,
+# for an accelerator-like callback, a measured choice between one batch a round and two halves),
+# ``TIMING_TELEMETRY_WITH_CACHE``: the calls, their rows, padding, the stall ladder's counts, and
+# whether a row is served by the cache or by its in-flight twin depend on which call came first.
+# Every other key is a function of the seed (tests/engine/test_call_determinism.py,
+# tests/differential/test_behaviours_vs_original.py).
+TIMING_TELEMETRY = frozenset({"infer_seconds"})
+TIMING_TELEMETRY_WITH_CACHE = TIMING_TELEMETRY | {
+    "infer_calls", "padded_rows", "stall_closes", "stall_releases", "infer_rows", "cache_hits", "cache_demotions",
+}  # fmt: skip
 
 _HELD = (
     "this engine is held by a collect_stream (call its stop() to get the engine back) — or was "
@@ -513,10 +517,9 @@ class Engine:
         before it compiles the kernels, and checks the outputs as a fire would, so a wrong shape
         or dtype fails at once (``reinfors/_runtime/probe.py``); a compile shows a bar on stderr
         (``reinfors/_runtime/notice.py``).
-        Telemetry: the keys of ``TIMING_TELEMETRY`` (``infer_seconds``, ``infer_calls``,
-        ``padded_rows``, ``stall_closes``, ``stall_releases``; with ``infer_cache`` also
-        ``infer_rows``, ``cache_hits``, ``cache_demotions``) depend on timing; records and every
-        other key are a function of the seed.
+        Telemetry: ``infer_seconds`` depends on timing; records and every other key are a
+        function of the seed (with ``infer_cache``, or ``REINFORS_TIMED_FIRES=1``, also the call
+        counts of ``TIMING_TELEMETRY_WITH_CACHE``).
 
         Args:
             n_records: the least number of records to return.

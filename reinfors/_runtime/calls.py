@@ -42,10 +42,14 @@ class CallPath:
     """The path of one callback call (a mixin of ``Runtime``)."""
 
     def _set_targets(self) -> None:
-        """Publish the fire target (rows at which writers close an arena) of every route: the CPU
-        design's automatic batch, or the pipelined policy's current arm."""
-        tgt = self._policy.target if self._pipe is not None else self.fire_min
-        for r in range(max(1, self.N)):
+        """Publish the fire target (rows at which writers close an arena) of every route: the
+        capacity with cohorts (a cohort's round closes its arenas); with the inference cache the
+        CPU design's automatic batch, or the pipelined policy's current arm."""
+        if self.cohorts.closing:
+            tgt = self.capacity  # a cohort's round closes its arenas, never a row count (cohorts.py)
+        else:
+            tgt = self._policy.target if self._pipe is not None else self.fire_min
+        for r in range(self.n_routes):
             self.ctl[C.C_ROUTE_TGT + 8 * r] = tgt
 
     def _fire(self, route: int, i: int, fns, validate, tele: dict) -> None:
@@ -63,7 +67,7 @@ class CallPath:
         n, owner, view = self._loan(route, i, tele)
         base = sys.getrefcount(owner) + sys.getrefcount(view)
         gen, wgen = self._generations(route)
-        pred = self._call(fns[route], view, n, validate, tele)
+        pred = self._call(fns[route // self.cohorts.count], view, n, validate, tele)
         if pred is None:
             pred, gen = self._no_predictions(n, validate)
         extra = sys.getrefcount(owner) + sys.getrefcount(view) - base  # before owner / view are passed on
@@ -71,6 +75,13 @@ class CallPath:
         self.ctl[C.C_FIREGEN] = wgen
         self.k.finish_fire(self.E, self.spans, self.span_n, route, i, pred, self.ready_buf, not retained, gen, validate.raw)
         validate.release()
+
+    def _one_batch_a_round(self) -> bool:
+        """Whether every slot waits on the call that just returned (one cohort; with the cache,
+        the pipelined policy's ``full`` arm): the caller's thread then works beside the workers."""
+        if self.cohorts.closing:
+            return self.cohorts.count == 1
+        return self._policy.arm == 0
 
     def _loan(self, route: int, i: int, tele: dict) -> tuple:
         """``(rows, owner, view)`` of arena ``i`` of ``route``: a zero-copy view of its committed
@@ -99,7 +110,7 @@ class CallPath:
         computed under: read before the call, so a weights update during it leaves them stale
         (never served from the cache); the second stamps the records (batch
         ``weights_generations``)."""
-        return np.int64(self._arrays["cctl"][C.CC_GEN + 8 * route]), int(self.ctl[C.C_WGEN])
+        return np.int64(self._arrays["cctl"][C.CC_GEN + 8 * (route // self.cohorts.count)]), int(self.ctl[C.C_WGEN])
 
     def _call(self, fn, view, n: int, validate, tele: dict):
         """Call ``fn`` on ``view`` and validate its output: the prediction rows, or None after a
@@ -167,7 +178,7 @@ class CallPath:
         (see :meth:`_call` and :meth:`_kept`)."""
         owner, view, validate = c.owner, c.view, c.validate
         base = sys.getrefcount(owner) + sys.getrefcount(view)
-        pred = self._call(fns[c.route], view, c.n, validate, tele)
+        pred = self._call(fns[c.route // self.cohorts.count], view, c.n, validate, tele)
         if pred is None:
             pred, c.gen = self._no_predictions(c.n, validate)
         extra = sys.getrefcount(owner) + sys.getrefcount(view) - base  # before owner / view are passed on
@@ -207,7 +218,7 @@ class CallPath:
         self._validators.append(c.validate)
         with pipe.cv:  # both threads retire calls: the policy's counters change under the lock
             pipe.outstanding -= 1
-            if self._policy.routed(c.n, time.perf_counter()):
+            if not self.cohorts.closing and self._policy.routed(c.n, time.perf_counter()):
                 self._set_targets()
 
     def _serve(self, pipe: Pipe, fns, tele: dict) -> None:
@@ -255,7 +266,7 @@ class CallPath:
                 helpers = self._helpers
                 if helpers is not None:
                     helpers.wake()
-                if not pipe.jobs and self._policy.arm == 0:
+                if not pipe.jobs and self._one_batch_a_round():
                     self.k.work(self.E, False, 0)
                 self._retire(pipe, c, routed=True)
             with pipe.cv:

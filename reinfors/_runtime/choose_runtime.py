@@ -205,6 +205,7 @@ def _new_runtime(d, kind, learner_kind, G, seed, max_rows, learn, weights, n_hea
         bootstrap_p=1.0,
         width=n_heads * A if q else A + 1,
         search=search,
+        cohorts=False,
     )
     rt = Runtime(d, spec)
     # Single-threaded and nothing lent to the callback (it gets a deduplicated copy), so the

@@ -131,39 +131,38 @@ class EngineState:
         )
 
     def _size_routes(self, n_routes: int) -> None:
-        """Arena geometry for ``n_routes`` routes.
+        """Arena geometry for ``n_routes`` routes (one shared callback, or one per player).
 
-        ``fire_min``: the automatic batch of the CPU design (``batch_size``, never more than a
-        route can ever hold in flight, unless padding) — the rows at which arenas close while the
-        callback is a CPU one (``firing.py``).  ``capacity``: the rows an arena can hold —
-        ``fire_min``, until a callback turned out accelerator-like (``pipelined_arenas``); then
-        the largest batch it may be handed: every row a route can have in flight, up to
-        :data:`MAX_PIPELINE_ROWS` and :data:`MAX_ARENA_BYTES` over the pool, and half the memory
-        still available (``budget.available_bytes``; else it keeps ``fire_min``) (never past a
-        ``batch_size`` the user set, a hard cap, or with ``pad``).  Enough arenas that a writer
-        always finds a free one: every in-flight row in arenas closed at ``fire_min``, plus four
-        spare (the open arena, one being computed, one queued behind it, one lent to a callback
-        that kept it)."""
-        self.n_routes = n_routes
+        Each route has one arena chain per cohort (``cohorts.py``): ``self.n_routes`` counts the
+        *internal* routes, ``route * K + cohort``; ``self.user_routes`` the callbacks.
+        ``capacity``: the rows an arena holds (a cohort's largest round, or the fire target with
+        the cache on).  ``fire_min``: the automatic batch (``batch_size``, never more than a
+        route can hold in flight, unless padding): with the inference cache on, the rows at
+        which arenas close while the callback is a CPU one (``firing.py``); with cohorts, the
+        pipelined policy's floor.  With the cache on and an accelerator-like callback
+        (``pipelined_arenas``) the capacity is the largest batch it may be handed: every row a
+        route can have in flight, up to :data:`MAX_PIPELINE_ROWS` and :data:`MAX_ARENA_BYTES`
+        over the pool, and half the memory still available (``budget.available_bytes``; else it
+        keeps ``fire_min``) (never past a ``batch_size`` the user set, a hard cap, or with
+        ``pad``).  Enough arenas that a writer always finds a free one: a cohort's round, plus
+        spares (the open arena, one being computed, one queued behind it, one lent to a
+        callback that kept it)."""
+        co = self.cohorts
+        self.user_routes = n_routes
+        self.n_routes = n_routes * co.count
         if self.search is not None:
             rows_per_route = self.G * self.max_rows  # one request per slot, any mix of players
         else:
             rows_per_route = self.G * self.N if n_routes == 1 else self.G
         self.rows_per_route = rows_per_route
         self.fire_min = self.batch_size if self.pad else max(1, min(self.batch_size, rows_per_route))
-        self.n_arenas = math.ceil(rows_per_route / self.fire_min) + 4
-        self.capacity = self._pipelined_capacity() if self.pipelined_arenas else self.fire_min
-
-    def _pipelined_capacity(self) -> int:
-        """The arena capacity for an accelerator-like callback (see :meth:`_size_routes`)."""
-        cap = self.fire_min
-        if not self.pad and not self.user_batch:
-            big = min(self.rows_per_route, MAX_PIPELINE_ROWS)
-            need = self.n_routes * self.n_arenas * big * (4 * max(1, self.O) + 32)  # rows + span table
-            avail = budget.available_bytes()
-            if big > cap and need <= MAX_ARENA_BYTES and (avail is None or need <= avail // 2):
-                cap = big
-        return cap
+        if co.closing:
+            self.capacity = co.capacity
+            per_cohort = min(rows_per_route, co.size * self.max_rows)
+            self.n_arenas = math.ceil(per_cohort / self.capacity) + 3
+        else:
+            self.n_arenas = math.ceil(rows_per_route / self.fire_min) + 4
+            self.capacity = self._pipelined_capacity() if self.pipelined_arenas else self.fire_min
 
     def _alloc_routes(self) -> None:
         R, NA, CAP = self.n_routes, self.n_arenas, self.capacity
@@ -176,7 +175,7 @@ class EngineState:
         self.spans = np.zeros((R * NA, CAP, 4), np.int64)  # per arena: slot, start, rows, row offset
         self.span_n = np.zeros(R * NA, np.int64)
         self.cfg[C.CFG_ROUTES], self.cfg[C.CFG_ARENAS], self.cfg[C.CFG_CAP] = R, NA, CAP
-        for r in range(max(1, self.N)):
+        for r in range(R):
             self.ctl[C.C_ROUTE_CUR + 8 * r] = 0
             self.ctl[C.C_ROUTE_HITS + 8 * r] = 0
         self._policy = FirePolicy(CAP, self.fire_min)
@@ -223,10 +222,10 @@ class EngineState:
         route's only with its player's.  Cached values of an older generation are never served
         again; gated tickets holding one are demoted."""
         cctl = self._arrays["cctl"]
-        if self.n_routes == 1:
+        if self.user_routes == 1:
             cctl[C.CC_GEN] = int(self.pgen.sum())
         else:
-            for p in range(self.n_routes):
+            for p in range(self.user_routes):
                 cctl[C.CC_GEN + 8 * p] = int(self.pgen[p])
 
     def cache_counters(self) -> dict:
@@ -241,7 +240,7 @@ class EngineState:
 
     def set_routes(self, n_routes: int) -> None:
         """Switch between one shared route and one route per player (between windows only)."""
-        if n_routes != self.n_routes:
+        if n_routes != self.user_routes:
             with self._helpers_out():
                 self._size_routes(n_routes)
                 self._alloc_routes()

@@ -1,4 +1,10 @@
-"""When a route fires, and on which thread its callback runs: batches sized by what a call costs.
+"""How a call is overlapped — on which thread the callback runs — told by what a call costs.
+
+Which rows go in which call is not decided here: each call is one cohort's round
+(``cohorts.py``), a function of counts, in both regimes below.  Only with the inference cache
+on, or the opt-in ``REINFORS_TIMED_FIRES=1``, do arenas close at a fire target, which a
+pipelined engine then chooses by measurement (:class:`FirePolicy`; the call counts are then
+timing telemetry).
 
 Two regimes, told apart online from the callback's own calls (:class:`CallCost`):
 
@@ -14,8 +20,8 @@ Two regimes, told apart online from the callback's own calls (:class:`CallCost`)
   thread, which also routes each call's predictions back and works beside the workers until the
   slots it released are served, while a scheduler thread decides fires and works as a worker;
   up to two batches are in flight (one being computed, the next one queued), so the callback
-  starts the next call the moment it returns one.  The fire target is chosen between *all the
-  rows that can be in flight* (one batch a round: the CPU fills it while nothing else is
+  starts the next call the moment it returns one.  (Cache / timed fires only:) the fire target
+  is chosen between *all the rows that can be in flight* (one batch a round: the CPU fills it while nothing else is
   computed; best when the CPU round is short next to the call's fixed cost) and *half of what
   those batches held* (two alternating batches: the CPU fills one while the other is computed;
   best when the CPU round is long) by measuring both: a two-armed comparison of routed rows per
@@ -25,8 +31,8 @@ The regime is decided from the last calls: a median idle time of at least :data:
 per call makes a callback accelerator-like (:meth:`CallCost.fit` gives the least-squares fixed and
 per-row costs, wall and idle, for reports).
 Records never depend on the regime or the fire schedule (each slot's trajectory depends only on
-its own predictions; the engine's determinism at any ``n_threads`` / ``batch_size``), only the
-telemetry of calls (``infer_calls``, ``infer_rows`` per call, ``stall_closes``) does.
+its own predictions; the engine's determinism at any ``n_threads`` / ``batch_size``); with
+cohorts the calls do not either (``tests/engine/test_call_determinism.py``).
 """
 
 from __future__ import annotations

@@ -38,7 +38,8 @@ Where each part lives (``Runtime`` is their composition; each file owns one resp
 * ``scheduler.py``: the window loop and its quiescence and stall ladders;
 * ``record_pool.py``: the records' hand-over in canonical order;
 * ``snapshot_state.py``: snapshot export, validation and restore;
-* ``firing.py``: when to fire (the callback's cost, the pipelined regime).
+* ``cohorts.py``: which rows go in which call (fixed cohorts of slots, one round a call);
+* ``firing.py``: how a call is overlapped (the callback's cost, the pipelined regime).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from reinfors.jit import outputs as _outputs
 from reinfors.jit import records as _records
 from reinfors.jit import rings
 
+from . import cohorts as _cohorts
 from .calls import CallPath
 from .engine_state import MAX_ARENA_BYTES, MAX_PIPELINE_ROWS, EngineState
 from .firing import CallCost, Pipe
@@ -99,6 +101,15 @@ class Runtime(EngineState, Workers, CallPath, WindowLoop, RecordPool, SnapshotSt
         self.infer_cache = spec.infer_cache
         self.pgen = np.zeros(max(1, N), np.int64) if pgen is None else pgen
         self.rec_per_level = N + (search["interior"] if search is not None else 0)
+        # Which rows go in which call: fixed cohorts of slots (cohorts.py), from counts only.
+        # A sequential search's tail is one row (the player to move), so its bound is the search's.
+        if search is not None:
+            typical = max(1, search["max_rows"] // search.get("rows_share", 1))
+            bound = max(N if gdef.simultaneous else 1, search["max_rows"])
+        else:
+            typical, bound = (N if gdef.simultaneous else 1), N
+        closing = spec.cohorts and not spec.infer_cache and not _cohorts.timed_fires()
+        self.cohorts = _cohorts.plan(G, spec.batch_size, bound, typical, spec.user_batch or spec.pad, closing)
         self._size_routes(spec.n_routes)
         self.n_threads = spec.n_threads
         self.learner_kind = spec.learner_kind
@@ -107,11 +118,16 @@ class Runtime(EngineState, Workers, CallPath, WindowLoop, RecordPool, SnapshotSt
         self.compact_targets = spec.learner_kind == C.LEARNER_AZ
         self.n_step = spec.n_step
         self.cfg, self.fcfg = config_words(spec, gdef, self.n_routes, self.n_arenas, self.capacity)
-        self.ctl = np.zeros(C.CTL_BASE + 8 * max(1, N), np.int64)
+        co = self.cohorts
+        self.cfg[C.CFG_COHORT], self.cfg[C.CFG_COHORTS], self.cfg[C.CFG_COHORT_CLOSE] = co.size, co.count, int(co.closing)
+        # Per internal route (route x cohort) its chain words, then per cohort its active count
+        # and (per-player routes) its round's calls still out.
+        K = self.cohorts.count
+        self.ctl = np.zeros(C.CTL_BASE + 8 * (max(1, N) * K + 2 * K) + 8, np.int64)
         self.seed = spec.seed
         # Every message a slot can have queued: one per span of its request (one span per row
         # with per-player routes), plus its Completed message.
-        spans = (self.max_rows if N > 1 or spec.infer_cache else math.ceil(self.max_rows / self.fire_min)) + 2
+        spans = (self.max_rows if N > 1 or spec.infer_cache else math.ceil(self.max_rows / self.capacity)) + 2
         self.msg = rings.make(G * spans + 4 * G * N + 64, C.MSG_W)
         self.rdy = rings.make(G + 1, 1)
         self.ready_buf = np.zeros(G, np.int64)

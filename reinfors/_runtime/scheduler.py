@@ -67,7 +67,7 @@ class WindowLoop:
         if not self.cost.accelerator_like():
             self._set_targets()
             return self._loop(floor, fns, validate, tele, progress, base, carried, target)
-        if not self.pipelined_arenas:
+        if not self.pipelined_arenas and not self.cohorts.closing:
             # The callback turned out accelerator-like: arenas for its largest batches, once
             # (between windows; an inference cache starts empty again, as on a change of routes).
             self.pipelined_arenas = True
@@ -125,7 +125,9 @@ class WindowLoop:
             helpers.wake()
         stall = [0] * self.n_routes
         last_fires = list(self._route_fires)
-        ladder = self.n_routes > 1 or bool(self.infer_cache)
+        # The stall ladder serves the cache's gated hits and per-player routes without cohorts;
+        # a cohort's round closes its arenas on every route at once (cohorts.py).
+        ladder = not self.cohorts.closing and (self.n_routes > 1 or bool(self.infer_cache))
         aborting = False
         while True:
             if self.abort_requested and not aborting:
@@ -191,7 +193,7 @@ class WindowLoop:
                 # flight (the callback starts it the moment it returns the other: two batches
                 # alternate); a smaller one waits for the rows still to come back.  Block (no
                 # spin: the helpers poll, and a core must stay free for the callback's thread).
-                if pipe.can_submit() and self._queue_partial(fns, tele):
+                if not self.cohorts.closing and pipe.can_submit() and self._queue_partial(fns, tele):
                     continue
                 if not pipe.done and not pipe.returned:
                     pipe.wake.wait(0.05)  # set by the caller's thread as each call returns
@@ -236,7 +238,8 @@ class WindowLoop:
                 continue
             # Fire what is settled (a helper may have closed an arena full after the last poll),
             # then close every open arena that holds rows and fire those.
-            for r in range(self.n_routes):
+            # (A cohort's last worker closed its arenas already: cohorts.py.)
+            for r in range(0 if self.cohorts.closing else self.n_routes):
                 k.close_all_open(self.E, r)
             fired_here = 0
             while pipe is None or pipe.can_submit():  # nothing is in flight: every closed arena is settled now
@@ -324,6 +327,9 @@ class WindowLoop:
         """Queue every slot that can run (EMIT or RESUME) — exactly once: only called while no
         slot is queued or in flight.  Clears the helpers' stop request."""
         self.ctl[C.C_STOP] = 0
+        co = self.cohorts
+        if co.closing:  # nothing queued or running: every cohort's active count starts at 0
+            self.ctl[C.CTL_BASE + 8 * self.n_routes : C.CTL_BASE + 8 * (self.n_routes + 2 * co.count) : 8] = 0
         sinfo = self._arrays["sinfo"]
         ready = np.flatnonzero((sinfo[:, C.SI_STATUS] == C.ST_EMIT) | (sinfo[:, C.SI_STATUS] == C.ST_RESUME))
         if len(ready):

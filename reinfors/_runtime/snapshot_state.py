@@ -40,7 +40,50 @@ class SnapshotState:
         }
         scalars = {k: int(self.ctl[i]) for k, i in self.SNAPSHOT_CTL.items()}
         scalars.update(rate=float(self.rate), levels_done=int(self.levels_done), records_done=int(self.records_done))
+        self._canonical(arrays, int(self.ctl[C.C_REC]), scalars["episodes"])
         return arrays, scalars
+
+    def _canonical(self, arrays: dict, n: int, n_eps: int) -> None:
+        """Put the copied pool and episode log in canonical order, in place, so a snapshot's
+        bytes depend only on the seed (workers append records and episodes in the order they
+        happen to finish them).  Records: the completed ones by (level, slot, sequence), then the
+        open ones in the order the trajectory lists reach them (slot, player, position), then any
+        other; ``traj_idx`` follows (its stale entries past a list's count read 0).  Rows past the records, and the stale columns of a compact
+        target row past its ``RM_NTGT``, read as zeros.  Episodes: by (end level, slot)."""
+        meta = arrays["r_meta"]
+        lv = meta[:n, C.RM_LEVEL]
+        done = np.flatnonzero(lv >= 0)
+        done = done[np.lexsort((meta[done, C.RM_SEQ], meta[done, C.RM_SLOT], lv[done]))]
+        ti, tc = arrays["traj_idx"], arrays["traj_cnt"]
+        live = np.arange(ti.shape[2])[None, None, :] < tc[:, :, None]
+        placed = np.zeros(n, bool)
+        placed[done] = True
+        refs = ti[live]
+        refs = refs[(refs >= 0) & (refs < n)]
+        _, first = np.unique(refs, return_index=True)
+        opened = refs[np.sort(first)]
+        opened = opened[~placed[opened]]
+        placed[opened] = True
+        perm = np.concatenate((done, opened, np.flatnonzero(~placed))).astype(np.int64)
+        inv = np.empty(n, np.int64)
+        inv[perm] = np.arange(n, dtype=np.int64)
+        for name in self.POOL_ARRAYS:
+            a = arrays[name]
+            if a.shape[0] == 0:
+                continue
+            a[:n] = a[perm]
+            a[n:] = 0
+        if self.compact_targets and arrays["r_tgt"].shape[0]:
+            tgt, ntgt = arrays["r_tgt"], arrays["r_meta"][:n, C.RM_NTGT]
+            tgt[:n][np.arange(tgt.shape[1])[None, :] >= ntgt[:, None]] = 0.0
+        idx = ti[live]
+        ok = (idx >= 0) & (idx < n)
+        idx[ok] = inv[idx[ok]]
+        ti[live] = idx
+        ti[~live] = 0  # stale entries past a list's count
+        eps = arrays["episodes"]
+        head = eps[:n_eps]
+        eps[:n_eps] = head[np.lexsort((head[:, 0], head[:, 2]))]
 
     def check_state(self, arrays: dict, scalars: dict) -> str | None:
         """``None`` when ``(arrays, scalars)`` (as :meth:`state_dict` returns them) fit this

@@ -61,7 +61,9 @@ class RuntimeSpec:
             policies; ``None`` for the model-free ones.  Held read-only.
         infer_cache: entries per inference-cache partition (0 = off).
         start_buffer: ``(capacity, p_fresh)`` for reached-state starts, or ``None`` (off).
-        user_batch: ``batch_size`` came from the user (a hard cap for pipelined firing).
+        user_batch: ``batch_size`` came from the user (a hard cap on a call).
+        cohorts: calls are cohorts' rounds (``cohorts.py``); False for a runtime that drives its
+            own rounds (``PolicyHandle.choose``: one arena a round, single-threaded).
     """
 
     policy_kind: int
@@ -85,6 +87,7 @@ class RuntimeSpec:
     infer_cache: int = 0
     start_buffer: tuple[int, float] | None = None
     user_batch: bool = False
+    cohorts: bool = True
 
     def __post_init__(self) -> None:
         # Sequences become tuples and the search spec a read-only view: the spec is a value.

@@ -60,6 +60,15 @@ CFG_SB = 36  # start_buffer: reached states each slot keeps (0 = start_buffer of
 CFG_GB_K = 37  # GumbelAlphaZero max_num_considered_actions (root Gumbel-top-k)
 CFG_GB_MIXED = 38  # GumbelAlphaZero use_mixed_value: unvisited actions completed by the mixed value
 CFG_GB_RESCALE = 39  # GumbelAlphaZero rescale_values: completed Q min-max rescaled to [0, 1]
+# Cohorts (reinfors/_runtime/cohorts.py): slots are grouped in fixed cohorts of CFG_COHORT slots
+# (slot g is in cohort g // CFG_COHORT); each cohort has its own arena chain per route (internal
+# route = route * CFG_COHORTS + cohort), and with CFG_COHORT_CLOSE a cohort's open arenas close
+# when its last ready-or-running slot blocks or parks — so which rows go in which call is a
+# function of counts, never of thread timing.  Its active-slot counter is ctl word
+# CTL_BASE + 8 * (CFG_ROUTES + cohort).
+CFG_COHORT = 40  # slots per cohort
+CFG_COHORTS = 41  # cohorts (K): internal routes = routes x K
+CFG_COHORT_CLOSE = 42  # 1: a quiescent cohort closes its open arenas (off with the inference cache)
 CFG_SIZE = 48
 FAN_MULT = 1 << 20  # outcome index space per joint action under ExpandAll
 

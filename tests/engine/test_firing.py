@@ -220,16 +220,19 @@ def test_helpers_poll_through_the_call_only_when_pipelined():
         assert log.spins and set(log.spins) == {spin}
 
 
-def test_pipelined_batches_are_larger():
-    slow = Sleeper(7)
-    eng = _engine(n_games=32)
-    eng.collect(32, slow)  # first window: inline, the calls are measured
-    rt = eng._rt
-    assert rt.capacity == rt.fire_min == 16  # the CPU design's arenas until then
-    n0 = len(slow.rows)
-    eng.collect(96, slow)
-    assert rt.capacity == 64 > rt.fire_min  # re-sized for every row in flight
-    assert np.mean(slow.rows[n0:]) > rt.fire_min  # fires past the CPU design's batch
+def test_pipelined_calls_are_the_inline_ones():
+    """Wall time decides how a call is overlapped, never which rows it holds: a pipelined engine
+    makes exactly the calls of an inline one (each a cohort's round, reinfors/_runtime/cohorts.py)."""
+    slow, fast = Sleeper(7), Sleeper(7, sleep=0.0)
+    e1, e2 = _engine(n_games=32), _engine(n_games=32)
+    for _ in range(3):
+        a, b = e1.collect(64, slow), e2.collect(64, fast)
+        assert {k: v for k, v in a.telemetry.items() if k != "infer_seconds"} == {
+            k: v for k, v in b.telemetry.items() if k != "infer_seconds"
+        }
+    assert e1._rt.cost.accelerator_like() and not e2._rt.cost.accelerator_like()
+    assert sorted(slow.rows) == sorted(fast.rows)  # the same calls (cohorts may take turns differently)
+    assert max(slow.rows) <= e1._rt.capacity == 16  # two cohorts of 16 slots, one row each
 
 
 def test_user_batch_size_stays_a_hard_cap():

@@ -25,7 +25,12 @@ from reinfors.jit.engine_codes import (
     CFG_A,
     CFG_ARENAS,
     CFG_CAP,
+    CFG_COHORT,
+    CFG_COHORT_CLOSE,
+    CFG_COHORTS,
+    CFG_G,
     CFG_ROUTES,
+    CTL_BASE,
     ERR_NO_ARENA,
     ERR_SPAN_OVERFLOW,
     MSG_ALIAS,
@@ -297,6 +302,53 @@ def close_open(A, route):
 
 
 @kernel
+def _close_cohort(A, c):
+    """Cohort ``c`` has no slot ready or running: close its open arena on every route (those
+    holding rows) and tell the scheduler.  Called by the worker whose slot left the cohort's
+    active count last, so the rows of the call are exactly the cohort's round — a function of the
+    slots' own progress, never of which thread wrote first."""
+    E = _unpack(A)
+    cfg, ctl, arena_ctl = E.cfg, E.ctl, E.arena_ctl
+    K, R, n_arenas = cfg[CFG_COHORTS], cfg[CFG_ROUTES], cfg[CFG_ARENAS]
+    if R > K:
+        # Per-player routes: the round is one call per route that holds rows, and its slots
+        # are queued only once every one of them came back (``finish_fire``), so no slot of
+        # the cohort starts the next round while another still waits on this one.  Counted
+        # before any closes: no writer of the cohort is active, the cursors stand still.
+        n = 0
+        for r in range(R // K):
+            cur = _atomics.load_acquire(ctl, C_ROUTE_CUR + 8 * (r * K + c))
+            if _arena.cursor_of(_atomics.load_acquire(arena_ctl, (r * K + c) * n_arenas + cur)) > 0:
+                n += 1
+        _atomics.store_release(ctl, CTL_BASE + 8 * (R + K + c), n)
+    for r in range(R // K):
+        close_open(A, r * K + c)
+    _atomics.fetch_add(ctl, C_FULL, 1)
+
+
+@kernel
+def _round_back(A, route_id, ready_out, n_ready):
+    """A call of route ``route_id`` was routed back: with per-player routes, hold its ready
+    slots until the last call of their cohort's round is back, then return every slot of the
+    cohort that is ready (written to ``ready_out``); otherwise ``n_ready`` as it is."""
+    E = _unpack(A)
+    cfg, ctl, sinfo = E.cfg, E.ctl, E.sinfo
+    K, R = cfg[CFG_COHORTS], cfg[CFG_ROUTES]
+    if cfg[CFG_COHORT_CLOSE] == 0 or R <= K:
+        return n_ready
+    c = route_id % K
+    if _atomics.fetch_sub(ctl, CTL_BASE + 8 * (R + K + c), 1) != 1:
+        return 0
+    S = cfg[CFG_COHORT]
+    n = 0
+    for g in range(c * S, min((c + 1) * S, cfg[CFG_G])):
+        if sinfo[g, SI_STATUS] == ST_RESUME:
+            ready_out[n] = g
+            n += 1
+    return n
+
+
+@kernel
 def route(A, spans, span_n, route_id, i, out, ready_out, raw):
     """Route prediction rows ``out: [n, W] float64`` of arena ``i`` back to the blocked slots by
     position; slots whose last row arrived become RESUME and are listed in ``ready_out``.
@@ -418,5 +470,6 @@ def finish_fire(A, spans, span_n, route_id, i, out, ready_out, recycle_now, gen,
     if recycle_now:
         _arena.recycle(E.arena_ctl, E.arena_done, ai)
     _atomics.store_release(E.ctl, C_STOP, 0)
+    n_ready = _round_back(A, route_id, ready_out, n_ready)
     push_ready(A, ready_out, n_ready)
     return n_ready

@@ -25,6 +25,9 @@ from reinfors.jit.engine_codes import (
     C_WAKE,
     CC_PIN,
     CFG_A,
+    CFG_COHORT,
+    CFG_COHORT_CLOSE,
+    CFG_COHORTS,
     CFG_G,
     CFG_LEARNER,
     CFG_N,
@@ -32,6 +35,7 @@ from reinfors.jit.engine_codes import (
     CFG_POLICY,
     CFG_ROUTES,
     CFG_SB,
+    CTL_BASE,
     ERR_REC_OVERFLOW,
     F_EPSILON,
     F_OW,
@@ -90,7 +94,7 @@ if TYPE_CHECKING:
         _sb_observe,
         _unpack,
     )
-    from reinfors.jit.kernels.engine_routing import _place_run
+    from reinfors.jit.kernels.engine_routing import _close_cohort, _place_run
     from reinfors.jit.kernels.game_kernels import active_agents, apply_step, legal_mask, weigh
     from reinfors.jit.kernels.search_driver import _search_absorb, _search_flush, _search_step, _tail_value
 # -- end of bound names (scripts/kernel_part_imports.py) --
@@ -131,12 +135,15 @@ def _request(AT, g, n_rows, status):
     E.pending[g] = n_rows  # rows outstanding (the scheduler counts them down)
     N = cfg[CFG_N]
     msg = E.iscr[g, 2 * N : 2 * N + MSG_W]  # per-slot scratch: no allocation on the hot path
-    if cfg[CFG_ROUTES] > 1:
+    # The slot's cohort has its own arena chain per route: internal route = route * K + cohort.
+    K = cfg[CFG_COHORTS]
+    c = g // cfg[CFG_COHORT]
+    if cfg[CFG_ROUTES] > K:
         for j in range(n_rows):  # one span per row: each goes to its player's route
-            if not _place_run(AT, g, np.int64(j), _ONE, rq[g, j, 1], _B_FALSE, msg):
+            if not _place_run(AT, g, np.int64(j), _ONE, rq[g, j, 1] * K + c, _B_FALSE, msg):
                 return
     else:
-        _place_run(AT, g, _ZERO, n_rows, _ZERO, _B_FALSE, msg)
+        _place_run(AT, g, _ZERO, n_rows, c, _B_FALSE, msg)
 
 
 @kernel(inline="always")
@@ -449,6 +456,14 @@ def work(A, yield_on_full, spin):
         _advance(A, E, g)  # one call site: it is inlined
         if CACHE_ON:
             _atomics.fetch_sub(E.cctl, CC_PIN + 8 * v, 1)
+        else:
+            # The slot blocked (its rows are placed and committed) or parked: it leaves its
+            # cohort's active count; the last one out closes the cohort's open arenas.
+            cfg = E.cfg
+            if cfg[CFG_COHORT_CLOSE] != 0:
+                c = g // cfg[CFG_COHORT]
+                if _atomics.fetch_sub(ctl, CTL_BASE + 8 * (cfg[CFG_ROUTES] + c), 1) == 1:
+                    _close_cohort(A, c)
         if _atomics.load_acquire(ctl, C_ERROR) != 0:
             _atomics.fetch_sub(ctl, C_INFLIGHT, 1)
             return W_STOP
@@ -462,7 +477,11 @@ def push_ready(A, slots, n):
     """Queue ``slots[:n]`` on the ready ring (the scheduler is its only producer)."""
     E = _unpack(A)
     rdy_seq, rdy_data, rdy_pos = E.rdy_seq, E.rdy_data, E.rdy_pos
+    cfg, ctl = E.cfg, E.ctl
+    counted = cfg[CFG_COHORT_CLOSE] != 0
     for t in range(n):
+        if counted:  # counted active before any worker can take it (and leave the count)
+            _atomics.fetch_add(ctl, CTL_BASE + 8 * (cfg[CFG_ROUTES] + slots[t] // cfg[CFG_COHORT]), 1)
         while not _rings.push1(rdy_seq, rdy_data, rdy_pos, slots[t]):
             pass
 
