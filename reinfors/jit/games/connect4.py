@@ -46,6 +46,8 @@ COUNT = HEADER + 51
 STATE_SIZE = HEADER + 52
 
 _W, _L, _D = 0, 1, 2  # reward-key columns
+# The rules' kernels allocate nothing and call nothing: compiled with ``_nrt=False`` they skip
+# the reference counting of every array argument (a tree search calls them on every expansion).
 
 
 def make_params(**kwargs) -> np.ndarray:
@@ -132,7 +134,7 @@ def validate_state(params, state) -> str | None:
     return None
 
 
-@kernel(entry=True)
+@kernel(entry=True, _nrt=False)
 def init(params, state):
     """Empty board, agent 0 to move."""
     for i in range(42):
@@ -144,7 +146,7 @@ def init(params, state):
     state[COUNT] = 0
 
 
-@kernel(entry=True)
+@kernel(entry=True, _nrt=False)
 def legal(params, state, agent, mask):
     """Columns with a free top cell, for the agent to move; an all-zero mask for the other."""
     n = 0
@@ -157,7 +159,24 @@ def legal(params, state, agent, mask):
     return n
 
 
-@kernel(entry=True)
+@kernel(entry=True, _nrt=False)
+def legal_list(params, state, agent, mask, ids):
+    """:func:`legal` and the legal columns in ascending order into ``ids`` in one pass (tree
+    edges); an empty ``mask`` (a tree node whose mask is never read) asks for the ids only."""
+    n = 0
+    mover = state[TURN] == agent
+    dense = mask.shape[0] != 0
+    for c in range(COLS):
+        ok = mover and state[HEIGHT + c] < ROWS
+        if dense:
+            mask[c] = 1 if ok else 0
+        if ok:
+            ids[n] = c
+            n += 1
+    return n
+
+
+@kernel(entry=True, _nrt=False)
 def active(params, state, out):
     out[0] = state[TURN]
     return 1
@@ -167,7 +186,7 @@ _LINE_DR = np.array([0, 1, 1, 1], np.int64)  # row / column steps of the four li
 _LINE_DC = np.array([1, 0, 1, -1], np.int64)
 
 
-@kernel(entry=True)
+@kernel(entry=True, _nrt=False)
 def step(params, state, actions, amounts):
     """Drop the mover's piece in column ``actions[mover]``; detect a win through it or a full board."""
     p = state[TURN]
@@ -206,12 +225,12 @@ def step(params, state, actions, amounts):
         state[TURN] = 1 - p
 
 
-@kernel(entry=True)
+@kernel(entry=True, _nrt=False)
 def is_terminal(params, state):
     return state[RESULT] >= 0
 
 
-@kernel(entry=True)
+@kernel(entry=True, _nrt=False)
 def encode(params, state, agent, out):
     """Plane 0: the observer's pieces; plane 1: the opponent's (rows bottom-first)."""
     mine = agent + 1

@@ -271,7 +271,7 @@ def _sim_select_expand(AT, g):
     return code
 
 
-@kernel
+@kernel(_nrt=False)
 def _sim_backprop(AT, g, terminal):
     """Per-agent backup: ``g[q] = r_q + gamma * g[q]`` along the path (leaf values: zeros at a
     terminal leaf, else the leaf's evaluated / cached per-agent values); each acting agent's
@@ -306,7 +306,7 @@ def _sim_credit(E, g, node, key, gv):
     t_ni[g, node, TN_TOTAL] += 1
 
 
-@kernel
+@kernel(_nrt=False)
 def _sim_backprop_path(AT, g):
     """The per-agent return in the search scratch, backed up along the path (``g[q] = r_q +
     gamma * g[q]`` per step)."""
@@ -349,7 +349,7 @@ def _sim_fan_backup(AT, g):
     _sim_backprop_path(AT, g)
 
 
-@kernel
+@kernel(_nrt=False)
 def _sim_absorb(AT, g):
     """Rows of every agent acting at the leaf: AlphaZero sets that agent's prior (root: mixed with
     Dirichlet noise, agents in row order) and value; Mcts its masked max head-mean Q."""

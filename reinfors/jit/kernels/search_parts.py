@@ -16,6 +16,11 @@
 # rounds over ensemble heads) follow reinfors 0.4.0 exactly as probed on sequential games
 # (docs/original-0.4.0/engine-search.md).  Simultaneous games (Snake) use decoupled AlphaZero /
 # Mcts trees with explicit chance modes; the original's were not probed.
+#
+# The absorb and backup kernels (every simulation runs them) compile with ``_nrt=False``: they
+# allocate nothing, and without it each call increments and decrements the (absent) meminfo of
+# its array arguments.  A callee compiled from such a kernel inherits the flag unless it sets its
+# own, so it is used only where no game function (a user's may allocate) can be reached.
 
 # -- bound by the generated module (header and sibling parts); for linters and IDEs only --
 from typing import TYPE_CHECKING
@@ -81,12 +86,14 @@ if TYPE_CHECKING:
         LEGAL_LIST,
         LEGAL_RANKED,
         SIMUL,
+        G_active,
         G_encode,
+        G_legal,
         G_legal_list,
         G_tree_copy,
     )
     from reinfors.jit.kernels.engine_records import _unpack
-    from reinfors.jit.kernels.game_kernels import active_agents, apply_step, legal_mask, weigh
+    from reinfors.jit.kernels.game_kernels import apply_step, weigh
 # -- end of bound names (scripts/kernel_part_imports.py) --
 
 
@@ -200,13 +207,15 @@ def _node_state_info(AT, g, c, parent_mover):
         return
     ni[TN_TERM] = 0
     agents = E.iscr[g, 2 * N + MSG_W : 3 * N + MSG_W]
-    na = active_agents(params, st, agents)
+    # The state is running: the game's own functions directly (``active_agents`` / ``legal_mask``
+    # only add the finished-state case, one call layer each on every node set up).
+    na = G_active(params, st, agents)
     ni[TN_MOVER] = agents[0]
     if SIMUL:  # a constant of the generated module (the game's dynamics)
         for j in range(na):
             p = agents[j]
             ni[TN_ALIVE] |= np.int64(1) << p
-            legal_mask(params, st, p, t_legal[g, c, p * A : (p + 1) * A])
+            G_legal(params, st, p, t_legal[g, c, p * A : (p + 1) * A])
     else:
         lg = t_legal[g, c, 0:A]
         ed = E.t_edges[g, c]
@@ -214,7 +223,7 @@ def _node_state_info(AT, g, c, parent_mover):
         if LEGAL_LIST:  # the game lists its moves in order while writing the mask
             n = G_legal_list(params, st, agents[0], t_legal[g, c, 0:0] if listed else lg, ed)
         else:
-            legal_mask(params, st, agents[0], lg)
+            G_legal(params, st, agents[0], lg)
             for a in range(A):
                 if lg[a] != 0:
                     if LEGAL_RANKED:  # the mask holds each action's position in the game's order
@@ -333,8 +342,8 @@ def _select(E, g, node, puct, c, off):
                 continue
             n = t_visits[g, node, k]
             if puct:
-                q = t_ef[g, node, k, EF_VSUM] / n if n > 0 else 0.0
-                sc = q + c * t_ef[g, node, k, EF_PRIOR] * root_n / (1.0 + n)
+                u = c * t_ef[g, node, k, EF_PRIOR] * root_n
+                sc = t_ef[g, node, k, EF_VSUM] / n + u / (1.0 + n) if n > 0 else u
             elif n == 0:
                 sc = np.inf
             else:
@@ -348,8 +357,10 @@ def _select(E, g, node, puct, c, off):
         a = np.int64(t_edges[g, node, j])
         n = t_visits[g, node, a]
         if puct:
-            q = t_ef[g, node, a, EF_VSUM] / n if n > 0 else 0.0
-            sc = q + c * t_ef[g, node, a, EF_PRIOR] * root_n / (1.0 + n)
+            # An unvisited edge's score is its exploration term alone: ``0.0 + u / 1.0`` is ``u``
+            # bit for bit, so its two divisions are skipped (most edges below the root).
+            u = c * t_ef[g, node, a, EF_PRIOR] * root_n
+            sc = t_ef[g, node, a, EF_VSUM] / n + u / (1.0 + n) if n > 0 else u
         elif n == 0:
             sc = np.inf
         else:
@@ -360,7 +371,7 @@ def _select(E, g, node, puct, c, off):
     return best
 
 
-@kernel
+@kernel(_nrt=False)
 def _backprop(AT, g, v):
     """Negamax backup of ``v`` (the leaf mover's value) along the path: ``q = r + gamma * (+-g)``."""
     E = _unpack(AT)
@@ -384,7 +395,7 @@ def _backprop(AT, g, v):
         ga = m
 
 
-@kernel
+@kernel(_nrt=False)
 def _backprop_maxn(AT, g, terminal):
     """maxn backup of every agent's value (the leaf's ``values_all``, zeros at a terminal leaf):
     ``g[q] = r_q + gamma * g[q]``, each node credits its own mover's component."""
@@ -450,7 +461,8 @@ def _az_prior_node(E, g, pred, node, prior):
     t = 0.0
     for j in range(n):
         a = ed[j]
-        e = np.exp(pred[a] - m)
+        # exp(0.0) is 1.0 exactly: the largest logit (every logit of a flat head) costs no exp
+        e = 1.0 if pred[a] == m else np.exp(pred[a] - m)
         prior[a] = e
         t += e
     for j in range(n):

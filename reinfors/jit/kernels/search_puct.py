@@ -271,7 +271,7 @@ def _mcts_run(AT, g):
     return False
 
 
-@kernel
+@kernel(_nrt=False)
 def _az_absorb(AT, g):
     """AlphaZero: the leaf's prior = softmax of its mover's logits over legal actions (root:
     mixed with Dirichlet noise drawn from the slot stream); back up the value(s)."""
@@ -301,7 +301,7 @@ def _az_absorb(AT, g):
         _backprop(AT, g, preds[g, 0, A])
 
 
-@kernel
+@kernel(_nrt=False)
 def _mcts_absorb(AT, g):
     """Mcts: the leaf's value = masked max over its mover's legal actions of the head-mean Q."""
     E = _unpack(AT)
