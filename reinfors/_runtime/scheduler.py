@@ -125,6 +125,7 @@ class WindowLoop:
             helpers.wake()
         stall = [0] * self.n_routes
         last_fires = list(self._route_fires)
+        prev_count, prev_levels = carried, 0  # the records and levels at the last raise
         # The stall ladder serves the cache's gated hits and per-player routes without cohorts;
         # a cohort's round closes its arenas on every route at once (cohorts.py).
         ladder = not self.cohorts.closing and (self.n_routes > 1 or bool(self.infer_cache))
@@ -218,15 +219,22 @@ class WindowLoop:
                     self.rate = max(self.records_done / (G * self.levels_done), 1e-3)
                     self.cut = self._cut_at(floor)
                     return count
-                # Raise the target deterministically (counts only, never timing): by the rate
-                # estimate, but by at most half the window so far (DQN emits only at episode
-                # ends, so a young window's rate says little and overshoot stays bounded).
-                step = max(1, levels // 2)
-                if fresh > 0:
-                    extra = math.ceil((floor - count) / (G * (fresh / (G * levels))))
-                    extra = max(1, min(extra, step))
+                # Raise the target deterministically (counts only, never timing) in steps that
+                # do not overshoot: records arrive at episode ends (AlphaZero, TreeStrap, DQN),
+                # so a young window counts none for many levels and then many per level.  The
+                # step is what the records gained over the last raise (the marginal rate: the
+                # window's average is diluted by its empty first levels) say is still missing,
+                # and at most a quarter of the window so far (a first window of 256 Connect4
+                # games stepping by half its levels decided ~16,000 records for a floor of
+                # 2,000; a quarter bounds the overshoot at 25 % of the levels and costs a few
+                # more raises, each one quiescence of the slots).
+                step = max(1, levels // 4)
+                gained, dl = count - prev_count, levels - prev_levels
+                if gained > 0 and dl > 0:
+                    extra = max(1, min(step, math.ceil((floor - count) * dl / gained)))
                 else:
                     extra = step
+                prev_count, prev_levels = count, levels
                 target += extra
                 self._ensure_capacity(target - base)
                 ctl[C.C_TARGET] = target
