@@ -66,6 +66,10 @@ from .workers import WorkerPool, Workers
 __all__ = ["Runtime", "RuntimeSpec", "KernelError", "kernel_family", "MAX_PIPELINE_ROWS", "MAX_ARENA_BYTES"]
 
 
+# Minimax: the bound on a slot's request over the rows it typically holds (sizes its cohorts).
+MINIMAX_COHORT_SHARE = 8
+
+
 def kernel_family(policy_kind: int, infer_cache: int) -> str:
     """The generated kernel family a composition runs on (``codegen.FAMILIES``): only its own
     policy's search kernels, and the cache paths only with ``infer_cache > 0``."""
@@ -105,6 +109,12 @@ class Runtime(EngineState, Workers, CallPath, WindowLoop, RecordPool, SnapshotSt
         # A sequential search's tail is one row (the player to move), so its bound is the search's.
         if search is not None:
             typical = max(1, search["max_rows"] // search.get("rows_share", 1))
+            if spec.policy_kind == C.POLICY_MINIMAX:
+                # A Minimax request is one slot's frontier, bounded by the full-width last level
+                # but mostly far smaller (Connect4 depth 4, 32 games: 225 rows a request against
+                # the bound's 2,401): cohorts of one slot would call ~15x as often.  Only the
+                # cohort's size follows this; its arenas still hold its largest round.
+                typical = max(1, typical // MINIMAX_COHORT_SHARE)
             bound = max(N if gdef.simultaneous else 1, search["max_rows"])
         else:
             typical, bound = (N if gdef.simultaneous else 1), N
