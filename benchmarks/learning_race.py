@@ -11,8 +11,8 @@ docs/gumbel-alphazero.md runs the same harness, one ``--label`` per configuratio
 A run imports ``examples/train_alphazero_connect4.py`` and drives its ``self_play`` loop (one
 ``collect_stream``, a replay window, Adam steps, ``weights_updated()``: public API that both builds
 share) with the example's default hyperparameters, network and seed, for ``--minutes`` of wall
-clock, and saves the learner at fixed wall times (1, 2, 5, 10, 20 minutes, those within the
-budget; the clock starts before the engine is built).  Nothing is evaluated during the run, so
+clock, and saves the learner at fixed wall times (1, 2, 5, 10, 20 minutes, those before the
+budget, and at its end; the clock starts before the engine is built).  Nothing is evaluated during the run, so
 both builds spend the whole budget on self-play and training.  ``--build orig`` re-executes this
 script with the original's interpreter (``$REINFORS_ORIG_PYTHON`` or ``.venv-orig/bin/python``,
 made by ``scripts/setup_orig_venv.sh``).
@@ -69,7 +69,7 @@ def run(build: str, minutes: float, out: Path, seed: int, label: str, train_args
     folder.mkdir(parents=True, exist_ok=True)
     engine, learner, collector, lock = az.build(args, rf.games.Connect4(), rf.Reward(win=1.0, loss=-1.0, draw=0.0))
     budget = minutes * 60.0
-    marks = [m for m in MARKS if m <= minutes + 1e-9] or [minutes]
+    marks = [m for m in MARKS if m < minutes - 1e-9] + [minutes]  # and always the budget's end
     saved, records, decisions, updates = [], 0, 0, 0
     loop = az.self_play(args, engine, learner, collector, lock, clock=lambda: (time.perf_counter() - t_start) / budget)
     for batch, _steps, _stats, _stream in loop:
@@ -137,7 +137,7 @@ def draw(rows: list, names: list, path: str) -> None:
             m = [p["minutes"] for p in pts]
             ax.plot(m, [p["scores"][name]["search_optimal"] for p in pts], "o-", c=colour, label=f"{label}, search (64)")
             ax.plot(m, [p["scores"][name]["policy_optimal"] for p in pts], "s--", c=colour, alpha=0.7, label=f"{label}, raw policy")
-        ax.set(xlabel="wall minutes (2 cores)", ylabel="optimal-move rate", title=name, ylim=(0.0, 1.0))
+        ax.set(xlabel="wall minutes (2 cores)", ylabel="optimal-move rate", title=name, ylim=(0.5, 1.0))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
