@@ -63,8 +63,6 @@ def run(build: str, minutes: float, out: Path, seed: int, label: str, train_args
     import reinfors as rf
 
     args = az.parse(["--minutes", str(minutes), "--seed", str(seed), "--backend", "numpy", *train_args])
-    args.sims = args.sims or (16 if args.policy == "gumbel" else 64)
-    args.eval_sims = args.eval_sims or args.sims
     folder = out / label
     folder.mkdir(parents=True, exist_ok=True)
     engine, learner, collector, lock = az.build(args, rf.games.Connect4(), rf.Reward(win=1.0, loss=-1.0, draw=0.0))

@@ -67,6 +67,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _nets import make_mlp  # noqa: E402
+from evaluate_connect4 import DEFAULT_SETS, PositionSet, heads, score_net, zero_q  # noqa: E402
 
 import reinfors as rf  # noqa: E402
 from reinfors.starts import RandomStartingMoves  # noqa: E402
@@ -115,7 +116,10 @@ def parse(argv=None) -> argparse.Namespace:
     )  # fmt: skip
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-progress", action="store_true", help="no tqdm bar")
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    args.sims = args.sims or (16 if args.policy == "gumbel" else 64)
+    args.eval_sims = args.eval_sims or args.sims
+    return args
 
 
 class Replay:
@@ -172,21 +176,6 @@ def az_loss(pi: np.ndarray, z: np.ndarray, w: np.ndarray, stats: dict):
         return ce + mse, d
 
     return loss_fn
-
-
-def heads(net):
-    """``infer`` for AlphaZero: float32 obs (rows, 84) -> (logits (rows, 7), values (rows,))."""
-
-    def infer(obs: np.ndarray):
-        out = net(obs)
-        return out[:, :COLS], np.tanh(out[:, COLS])
-
-    return infer
-
-
-def zero_q(obs: np.ndarray) -> np.ndarray:
-    """Minimax's leaf callback: every leaf scores 0, so only terminal rewards matter."""
-    return np.zeros((obs.shape[0], 1, COLS), np.float32)
 
 
 def self_play_policy(args) -> rf.policies.PolicyHandle:
@@ -329,18 +318,12 @@ def checkpoint_meta(args) -> dict:
 
 def position_sets(args) -> list:
     """The solver-labelled sets of ``--positions`` (default: the shipped ones that exist), loaded once."""
-    from evaluate_connect4 import DEFAULT_SETS, PositionSet
-
     paths = args.positions if args.positions is not None else [p for p in DEFAULT_SETS if p.exists()]
     return [PositionSet(p) for p in paths]
 
 
 def main(argv=None) -> int:
-    from evaluate_connect4 import score_net
-
     args = parse(argv)
-    args.sims = args.sims or (16 if args.policy == "gumbel" else 64)
-    args.eval_sims = args.eval_sims or args.sims
     if args.eval_games < 2 or args.eval_games % 2:
         raise SystemExit("--eval-games must be even and >= 2")
     if args.gate_games < 2 or args.gate_games % 2:
