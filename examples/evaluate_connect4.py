@@ -189,7 +189,7 @@ def main(argv=None) -> int:
         print(f"  network, raw policy (argmax of legal logits)   {r['policy_optimal']:.3f}          {r['policy_outcome']:.3f}")
         print(f"  network + AlphaZero({args.sims}) search              {r['search_optimal']:.3f}          {r['search_outcome']:.3f}")
         for name, value in base.items():
-            print(f"  baseline {name:<38s}{value:.3f}   (issue 49 table: {REFERENCE_BASELINES[name]:.2f})")
+            print(f"  baseline {name:<38s}{value:.3f}   (issue 49, random play: {REFERENCE_BASELINES[name]:.2f})")
     first = scores[sets[0].path.stem]
     summary = {
         "positions": first["positions"], "policy_optimal": first["policy_optimal"], "search_optimal": first["search_optimal"],
