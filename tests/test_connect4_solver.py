@@ -84,19 +84,11 @@ def _brute(w, h):
 
 
 def _random_positions(solver, rng, count, plies):
+    """``count`` unfinished positions of uniform random play, each at a ply drawn from ``plies``."""
     out = []
     while len(out) < count:
-        ply = int(rng.integers(plies[0], plies[1] + 1))
-        moves = []
-        heights = [0] * solver.width
-        for _ in range(ply):
-            legal = [c for c in range(solver.width) if heights[c] < solver.height]
-            c = legal[rng.integers(len(legal))]
-            moves.append(c)
-            heights[c] += 1
-            if solver.status(moves) != 0:
-                break
-        if solver.status(moves) == 0:
+        moves = cs._random_position(rng, solver, int(rng.integers(plies[0], plies[1] + 1)))
+        if moves is not None:
             out.append(moves)
     return out
 
