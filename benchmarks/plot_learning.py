@@ -30,9 +30,9 @@ def evals(logdir: str) -> list[dict]:
     return [r for r in rows if r.get("kind") == "eval"]
 
 
-def curve(logdir: str, key: str = "win_rate") -> list[tuple[float, float]]:
-    """``(minutes, value of key)`` of every evaluation row of ``logdir/log.jsonl`` that has ``key``."""
-    return [(r["minutes"], r[key]) for r in evals(logdir) if key in r]
+def curve(rows: list[dict], key: str = "win_rate") -> list[tuple[float, float]]:
+    """``(minutes, value of key)`` of every evaluation row (``evals``) that has ``key``."""
+    return [(r["minutes"], r[key]) for r in rows if key in r]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,16 +50,17 @@ def main(argv: list[str] | None = None) -> int:
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     for spec in args.runs:
         label, _, logdir = spec.partition("=")
+        rows = evals(logdir)  # the log is read once a run
         prefix = f"{label}: " if len(args.runs) > 1 else ""
         if args.strength:
             for key, name, colour, style, target in STRENGTH:
-                pts = curve(logdir, key)
+                pts = curve(rows, key)
                 if pts:
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], style, c=colour, marker="o", ms=3, label=prefix + name)
                 if target is not None and spec == args.runs[0]:
                     ax.axhline(target, color=colour, linestyle=":", linewidth=1)
         else:
-            pts = curve(logdir)
+            pts = curve(rows)
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
     if not args.strength:
         ax.axhline(0.9, color="grey", linestyle="--", linewidth=1)
